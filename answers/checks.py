@@ -1,0 +1,41 @@
+"""System checks for the app's settings; each problem has a stable id."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
+from django.core.checks import CheckMessage, Error, register
+
+from answers.conf import PROVIDERS, conf
+
+_RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+@register()
+def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    if conf.PROVIDER not in PROVIDERS:
+        errors.append(
+            Error(
+                f"ANSWERS_PROVIDER is {conf.PROVIDER!r}, which is not a known provider.",
+                hint=f"Use one of: {', '.join(PROVIDERS)}.",
+                id="answers.E001",
+            )
+        )
+    if conf.MAX_SOURCES < 1:
+        errors.append(Error("ANSWERS_MAX_SOURCES must be at least 1.", id="answers.E002"))
+    if not 0.0 <= conf.MIN_SCORE <= 1.0:
+        errors.append(Error("ANSWERS_MIN_SCORE must be between 0 and 1.", id="answers.E003"))
+    if conf.PROVIDER_TIMEOUT <= 0:
+        errors.append(Error("ANSWERS_PROVIDER_TIMEOUT must be a positive number of seconds.", id="answers.E004"))
+    for name, rate in (("ANSWERS_ANON_RATE", conf.ANON_RATE), ("ANSWERS_USER_RATE", conf.USER_RATE)):
+        if not _RATE.match(rate):
+            errors.append(
+                Error(f"{name} is {rate!r}, not a rate.", hint="Write it like '30/min'.", id="answers.E005")
+            )
+    if conf.EXTRACTIVE_DELAY_MS < 0:
+        errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
+    return errors

@@ -1,0 +1,58 @@
+"""Typed, lazy access to the app's settings (so override_settings works in tests)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+PROVIDERS = ("extractive", "openai")
+
+
+class AnswersSettings:
+    """Each property reads django.conf.settings at call time, never at import."""
+
+    @property
+    def PROVIDER(self) -> str:
+        return str(getattr(settings, "ANSWERS_PROVIDER", "extractive"))
+
+    @property
+    def MODEL(self) -> str:
+        return str(getattr(settings, "ANSWERS_MODEL", ""))
+
+    @property
+    def MAX_SOURCES(self) -> int:
+        return int(getattr(settings, "ANSWERS_MAX_SOURCES", 5))
+
+    @property
+    def MIN_SCORE(self) -> float:
+        return float(getattr(settings, "ANSWERS_MIN_SCORE", 0.1))
+
+    @property
+    def PROVIDER_TIMEOUT(self) -> float:
+        return float(getattr(settings, "ANSWERS_PROVIDER_TIMEOUT", 60.0))
+
+    @property
+    def EXTRACTIVE_DELAY_MS(self) -> float:
+        return float(getattr(settings, "ANSWERS_EXTRACTIVE_DELAY_MS", 0.0))
+
+    @property
+    def OPENAI_BASE_URL(self) -> str | None:
+        return getattr(settings, "ANSWERS_OPENAI_BASE_URL", "") or None
+
+    @property
+    def OPENAI_API_KEY(self) -> str | None:
+        return getattr(settings, "ANSWERS_OPENAI_API_KEY", "") or None
+
+    @property
+    def ANON_RATE(self) -> str:
+        return str(getattr(settings, "ANSWERS_ANON_RATE", "30/min"))
+
+    @property
+    def USER_RATE(self) -> str:
+        return str(getattr(settings, "ANSWERS_USER_RATE", "120/min"))
+
+    @property
+    def MAX_QUESTION_LENGTH(self) -> int:
+        return 2000
+
+
+conf = AnswersSettings()

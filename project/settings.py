@@ -1,0 +1,220 @@
+"""Django settings: every value comes from the environment (see README.md).
+
+Safe development defaults exist only when DEBUG is on; with DEBUG off the
+secret key must be given, or the app refuses to start.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false/1/0), got {raw!r}.")
+
+
+def env_number(name: str, default: float, cast: type[int] | type[float] = float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return cast(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}.") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set the SECRET_KEY environment variable "
+            "(for local development you may set DEBUG=true instead, which uses "
+            "an insecure development key)."
+        )
+    SECRET_KEY = "django-insecure-development-only-key-never-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    # daphne first: its runserver serves the ASGI app, which SSE needs.
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "adrf",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_eventstream",
+    "answers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "project.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+ASGI_APPLICATION = "project.asgi.application"
+WSGI_APPLICATION = "project.wsgi.application"
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=0,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent readers (SSE streams) and a writer (the pipeline) share the file.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+_test_db_name = os.environ.get("TEST_DATABASE_NAME")
+if _test_db_name:
+    DATABASES["default"]["TEST"] = {"NAME": _test_db_name}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# WhiteNoise serves static files under any ASGI server; finders make
+# `collectstatic` optional (run it in production for compressed, cached files).
+WHITENOISE_USE_FINDERS = True
+
+LOGIN_URL = "admin:login"
+
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
+    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- The answers app (read through answers/conf.py; validated by answers/checks.py).
+ANSWERS_PROVIDER = os.environ.get("ANSWERS_PROVIDER", "extractive")
+ANSWERS_MODEL = os.environ.get("ANSWERS_MODEL", "")
+ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
+# Scores are normalised to 0..1 (see answers/retrieval/); 0.1 keeps any
+# candidate that matches a meaningful share of the question.
+ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.1)
+ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
+ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
+ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")
+ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")
+ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"ask_anon": ANSWERS_ANON_RATE, "ask_user": ANSWERS_USER_RATE},
+    "EXCEPTION_HANDLER": "answers.api.exceptions.exception_handler",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Cited answers API",
+    "DESCRIPTION": "Answers over the site's content with numbered citations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Server-sent events (django-eventstream): stored events allow replay.
+EVENTSTREAM_STORAGE_CLASS = "django_eventstream.storage.DjangoModelStorage"
+EVENTSTREAM_CHANNELMANAGER_CLASS = "answers.events.AnswerChannelManager"
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    from urllib.parse import urlparse
+
+    _redis = urlparse(REDIS_URL)
+    EVENTSTREAM_REDIS = {
+        "host": _redis.hostname or "127.0.0.1",
+        "port": _redis.port or 6379,
+        "db": int((_redis.path or "/0").lstrip("/") or 0),
+    }
+    if _redis.password:
+        EVENTSTREAM_REDIS["password"] = _redis.password
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # The openai/httpx clients log request details at DEBUG; never the key.
+        "httpx": {"level": "WARNING"},
+        "openai": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,84 @@
+"""Settings come from the environment; production without a secret key refuses to start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.checks import run_checks
+from django.test import override_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _import_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}}
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", "import project.settings as s; print(s.DEBUG, s.ALLOWED_HOSTS)"],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_without_debug_and_without_secret_key_the_app_refuses_to_start():
+    result = _import_settings({})
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+
+
+def test_debug_gives_development_defaults():
+    result = _import_settings({"DEBUG": "true"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().startswith("True")
+    assert "localhost" in result.stdout
+
+
+def test_production_hosts_come_from_the_environment():
+    result = _import_settings({"SECRET_KEY": "s", "ALLOWED_HOSTS": "example.org,www.example.org"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False ['example.org', 'www.example.org']"
+
+
+def test_a_bad_boolean_is_reported_by_name():
+    result = _import_settings({"DEBUG": "maybe"})
+    assert result.returncode != 0
+    assert "DEBUG must be a boolean" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected_ids"),
+    [
+        ({}, []),
+        ({"ANSWERS_PROVIDER": "nope"}, ["answers.E001"]),
+        ({"ANSWERS_MAX_SOURCES": 0}, ["answers.E002"]),
+        ({"ANSWERS_MIN_SCORE": 1.5}, ["answers.E003"]),
+        ({"ANSWERS_PROVIDER_TIMEOUT": 0}, ["answers.E004"]),
+        ({"ANSWERS_ANON_RATE": "lots"}, ["answers.E005"]),
+        ({"ANSWERS_EXTRACTIVE_DELAY_MS": -1}, ["answers.E006"]),
+    ],
+)
+def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
+    with override_settings(**overrides):
+        ids = [m.id for m in run_checks() if m.id and m.id.startswith("answers.")]
+    assert ids == expected_ids
+
+
+def test_an_unknown_provider_stops_the_app_at_startup():
+    env = {**os.environ, "ANSWERS_PROVIDER": "nope", "DEBUG": "true"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='project.settings'; django.setup()"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "ANSWERS_PROVIDER is 'nope'" in result.stderr
