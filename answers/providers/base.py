@@ -1,0 +1,57 @@
+"""The contract between the pipeline and any answer provider: the protocol and its one error."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from answers.providers.prompt import Prompt
+
+ErrorKind = Literal["timeout", "upstream", "bad_response"]
+
+
+class ProviderError(Exception):
+    """Every provider failure, whatever its cause, reaches the pipeline as this one error.
+
+    ``message`` is shown to users: it never carries secrets (the API key) or raw
+    upstream bodies. ``partial_text`` is what the provider had produced before the
+    failure, so the pipeline can keep it in the trail.
+    """
+
+    kind: ErrorKind
+    message: str
+    partial_text: str
+    truncated: bool
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        partial_text: str = "",
+        truncated: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.partial_text = partial_text
+        self.truncated = truncated
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderError(kind={self.kind!r}, message={self.message!r}, "
+            f"partial_text={len(self.partial_text)} chars, truncated={self.truncated})"
+        )
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the pipeline depends on: a name, a model, and an async stream of raw text pieces."""
+
+    name: str
+    model: str
+
+    def stream(self, prompt: Prompt) -> AsyncIterator[str]:
+        """Yield the answer's raw text in pieces; raise ProviderError on any failure."""
+        ...

@@ -1,0 +1,280 @@
+"""The extractive provider: deterministic, offline, cited answers that read as answers."""
+
+from __future__ import annotations
+
+import re
+import time
+from pydoc_data.topics import topics
+
+import pytest
+from django.test import override_settings
+from hypothesis import given
+from hypothesis import strategies as st
+
+from answers.providers import Provider, build_prompt, get_provider
+from answers.providers.extractive import (
+    NO_ANSWER,
+    NO_SOURCES,
+    ExtractiveProvider,
+    compose_answer,
+    extract_sentences,
+    pieces_of,
+    split_sentences,
+    stem,
+)
+from answers.retrieval.types import RetrievedSource
+
+MARKER = re.compile(r"\[(\d+)\]")
+
+
+def _topic_source(number: int, key: str, limit: int = 2500) -> RetrievedSource:
+    """A source as retrieval would hand it over: a demo-corpus topic, cut like a chunk."""
+    text = topics[key]
+    return RetrievedSource(
+        number=number,
+        document_id=number,
+        title=text.split("\n", 1)[0].strip(),
+        url=f"/docs/{key}/",
+        excerpt=text[:limit],
+        lexical_score=1.0 / number,
+        score=1.0 / number,
+    )
+
+
+def _sources(*keys: str) -> list[RetrievedSource]:
+    return [_topic_source(i, key) for i, key in enumerate(keys, start=1)]
+
+
+async def _answer(question: str, sources: list[RetrievedSource], delay_ms: float = 0.0) -> str:
+    provider = ExtractiveProvider(delay_ms=delay_ms)
+    return "".join([piece async for piece in provider.stream(build_prompt(question, sources))])
+
+
+def _cited(text: str) -> set[int]:
+    return {int(n) for n in MARKER.findall(text)}
+
+
+# Demo-corpus questions: (question, retrieved topics, words the answer must contain).
+DEMO_CASES = [
+    ("What does the with statement do?", ("with", "context-managers", "string-methods"), ["context manager"]),
+    ("How does a for loop work?", ("for", "while", "floating"), ["iterate", "iterable"]),
+    ("What is a lambda expression?", ("lambda", "function", "floating"), ["anonymous function"]),
+    ("What is the assert statement for?", ("assert", "raise", "typesmapping"), ["debugging assertions"]),
+    ("What does the global statement do?", ("global", "nonlocal", "integers"), ["global", "code block"]),
+    ("What does yield do in a function?", ("yield", "function", "string-methods"), ["generator"]),
+    ("How do I raise an exception?", ("raise", "try", "floating"), ["exception", "raise"]),
+]
+
+
+@pytest.mark.parametrize(("question", "keys", "expected"), DEMO_CASES, ids=[c[1][0] for c in DEMO_CASES])
+async def test_demo_questions_get_sensible_cited_answers(
+    question: str, keys: tuple[str, ...], expected: list[str]
+) -> None:
+    sources = _sources(*keys)
+
+    answer = await _answer(question, sources)
+
+    for words in expected:
+        assert words in answer.lower()
+    assert 1 in _cited(answer)
+    # The irrelevant last source contributes nothing, so it stays uncited.
+    assert len(sources) not in _cited(answer)
+    # Every sentence is cited: each ends with a marker before its final punctuation.
+    sentences = re.split(r"(?<=\])[.!?] ", answer.rstrip(".!?") + ". ")
+    assert all(MARKER.search(s) for s in sentences if s.strip())
+
+
+async def test_answer_about_with_starts_with_its_definition() -> None:
+    answer = await _answer("What does the with statement do?", _sources("with", "floating"))
+
+    assert answer.startswith('The "with" statement is used to wrap the execution of a block')
+    assert _cited(answer) == {1}
+
+
+async def test_output_is_deterministic() -> None:
+    sources = _sources("try", "raise", "with")
+    prompt = build_prompt("What happens to an exception in a finally clause?", sources)
+    provider = ExtractiveProvider()
+
+    runs = [[piece async for piece in provider.stream(prompt)] for _ in range(3)]
+
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does the with statement do?",
+        "How are exceptions raised and handled?",
+        "What is a generator?",
+        "Can a lambda contain statements?",
+        "asdf qwerty",
+        "",
+    ],
+)
+async def test_every_cited_number_is_within_range(question: str) -> None:
+    sources = _sources("with", "try", "yield", "lambda")
+
+    answer = await _answer(question, sources)
+
+    assert _cited(answer) <= set(range(1, len(sources) + 1))
+
+
+async def test_sources_that_contribute_nothing_stay_uncited() -> None:
+    sources = _sources("string-methods", "lambda", "floating")
+
+    answer = await _answer("What is a lambda expression?", sources)
+
+    assert _cited(answer) == {2}
+
+
+async def test_cites_several_sources_when_each_contributes() -> None:
+    answer = await _answer("What does the with statement do?", _sources("with", "context-managers"))
+
+    assert _cited(answer) == {1, 2}
+
+
+async def test_no_match_answers_honestly_without_markers() -> None:
+    answer = await _answer("What is the capital of France?", _sources("with", "for"))
+
+    assert answer == NO_ANSWER
+    assert not MARKER.search(answer)
+
+
+async def test_no_sources_says_so() -> None:
+    assert await _answer("What does the with statement do?", []) == NO_SOURCES
+
+
+async def test_grammar_and_code_lines_are_never_quoted() -> None:
+    sources = _sources("with", "for", "try")
+
+    for sentence in extract_sentences(sources):
+        assert "::=" not in sentence.text
+        assert "SUITE" not in sentence.text
+        assert "  " not in sentence.text
+        assert not sentence.text.endswith(":")
+
+
+async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
+    source = RetrievedSource(
+        number=1,
+        document_id=1,
+        title="Indexing",
+        url="",
+        excerpt="Indexing a list with a subscript returns one item[3] of it. Paris is big[12].",
+        lexical_score=1.0,
+        score=1.0,
+    )
+
+    answer = await _answer("What does indexing a list with a subscript return?", [source])
+
+    assert _cited(answer) == {1}
+    assert "item of it [1]." in answer
+
+
+async def test_unbalanced_backticks_cannot_swallow_markers() -> None:
+    source = RetrievedSource(
+        number=1,
+        document_id=1,
+        title="Backticks",
+        url="",
+        excerpt="The `with statement wraps a block in a context manager. Use `with` for files.",
+        lexical_score=1.0,
+        score=1.0,
+    )
+
+    answer = await _answer("What does the with statement wrap?", [source])
+
+    assert answer.count("`") % 2 == 0
+    assert _cited(answer) == {1}
+
+
+async def test_streams_in_small_pieces_that_join_to_the_answer() -> None:
+    sources = _sources("with", "floating")
+    question = "What does the with statement do?"
+    provider = ExtractiveProvider()
+
+    pieces = [piece async for piece in provider.stream(build_prompt(question, sources))]
+
+    assert len(pieces) > 5
+    assert all(len(piece.split()) <= 3 for piece in pieces)
+    assert "".join(pieces) == compose_answer(question, sources)
+
+
+async def test_delay_is_slept_between_pieces() -> None:
+    sources = _sources("lambda")
+    started = time.monotonic()
+
+    answer = await _answer("What is a lambda expression?", sources, delay_ms=20)
+
+    assert time.monotonic() - started >= 0.02 * len(pieces_of(answer))
+
+
+async def test_full_topic_texts_also_give_sensible_answers() -> None:
+    sources = [_topic_source(1, "try", 100_000), _topic_source(2, "with", 100_000)]
+
+    answer = await _answer("What does a finally clause do?", sources)
+
+    assert "finally" in answer
+    assert 1 in _cited(answer)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Use a tool, e.g. a hammer. Then stop.", ["Use a tool, e.g. a hammer.", "Then stop."]),
+        ("See i.e. This one. And that.", ["See i.e. This one.", "And that."]),
+        ('It is "x." Next one.', ['It is "x."', "Next one."]),
+        ("Version 3.1 added it. Done!", ["Version 3.1 added it.", "Done!"]),
+        ("No split here", ["No split here"]),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "stemmed"),
+    [("managers", "manager"), ("manager", "manager"), ("classes", "class"), ("class", "class"), ("is", "is")],
+)
+def test_stem(word: str, stemmed: str) -> None:
+    assert stem(word) == stemmed
+
+
+@given(st.text(max_size=200))
+def test_pieces_always_join_back(text: str) -> None:
+    assert "".join(pieces_of(text)) == text
+
+
+@given(
+    question=st.text(max_size=80),
+    excerpts=st.lists(st.text(max_size=300), min_size=1, max_size=4),
+)
+def test_any_input_gives_in_range_markers(question: str, excerpts: list[str]) -> None:
+    sources = [
+        RetrievedSource(
+            number=i, document_id=i, title=f"T{i}", url="", excerpt=e, lexical_score=1.0, score=1.0
+        )
+        for i, e in enumerate(excerpts, start=1)
+    ]
+
+    answer = compose_answer(question, sources)
+
+    assert _cited(answer) <= set(range(1, len(sources) + 1))
+
+
+def test_provider_meets_the_protocol() -> None:
+    provider = ExtractiveProvider()
+
+    assert isinstance(provider, Provider)
+    assert (provider.name, provider.model) == ("extractive", "extractive-v1")
+
+
+@override_settings(ANSWERS_PROVIDER="extractive", ANSWERS_EXTRACTIVE_DELAY_MS=15)
+def test_get_provider_builds_extractive_from_settings() -> None:
+    provider = get_provider()
+
+    assert isinstance(provider, ExtractiveProvider)
+    assert provider.delay_ms == 15
+    assert get_provider("extractive") is not provider
