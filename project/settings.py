@@ -57,7 +57,7 @@ if not SECRET_KEY:
             "(for local development you may set DEBUG=true instead, which uses "
             "an insecure development key)."
         )
-    SECRET_KEY = "django-insecure-development-only-key-never-use-in-production"
+    SECRET_KEY = "django-insecure-development-only-key-never-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -215,6 +215,7 @@ LOGGING = {
     "loggers": {
         # The openai/httpx clients log request details at DEBUG; never the key.
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
     },
 }

@@ -73,7 +73,11 @@ def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
 def test_an_unknown_provider_stops_the_app_at_startup():
     env = {**os.environ, "ANSWERS_PROVIDER": "nope", "DEBUG": "true"}
     result = subprocess.run(
-        [sys.executable, "-c", "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='project.settings'; django.setup()"],
+        [
+            sys.executable,
+            "-c",
+            "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='project.settings'; django.setup()",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
