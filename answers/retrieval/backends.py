@@ -1,0 +1,181 @@
+"""The search backends: SQLite FTS5 and PostgreSQL full-text search, picked by the database vendor.
+
+Both index a chunk's document title, heading and text (created by migration
+0002_search_index) and return the best candidates with the engine's own score
+(higher is better). User text reaches them only as bound parameters, one
+quoted term at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from answers.retrieval.query import MatchPlan, fts5_match, fts5_quote, plan_match
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk the engine matched, with its raw engine score (higher is better)."""
+
+    chunk_id: int
+    document_id: int
+    ordinal: int
+    title: str
+    url: str
+    heading: str
+    text: str
+    raw_score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    candidates: list[Candidate]
+    plan: MatchPlan
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    def search(self, terms: list[str], *, limit: int) -> SearchResult: ...
+
+
+class NoSearchBackend(LookupError):
+    """The database has no full-text index this app knows how to use."""
+
+
+_COLUMNS = "c.id, c.document_id, c.ordinal, d.title, d.url, c.heading, c.text"
+
+
+def _candidates(rows: list[tuple[int, int, int, str, str, str, str, float]]) -> list[Candidate]:
+    return [Candidate(*row[:7], raw_score=float(row[7])) for row in rows]
+
+
+class SqliteFts5Backend:
+    """FTS5 external-content table; `rank` is bm25 weighted title 10 : heading 4 : text 1."""
+
+    name = "sqlite-fts5"
+    # A term in at least this many chunks is common (see query.MatchPlan).
+    common_term_docs = 2000
+    # When every term is common, bm25 is computed for at most this many matching rows.
+    max_ranked_matches = 10000
+
+    def doc_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many chunks hold each term, counted only up to common_term_docs (cheap in FTS5)."""
+        one = (
+            "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk_fts"
+            " WHERE answers_chunk_fts MATCH %s LIMIT %s))"
+        )
+        params: list[str | int] = []
+        for term in terms:
+            params += [fts5_quote(term), self.common_term_docs]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT " + ", ".join([one] * len(terms)), params)
+            row = cursor.fetchone()
+        return dict(zip(terms, (int(n) for n in row), strict=True))
+
+    def search(self, terms: list[str], *, limit: int) -> SearchResult:
+        plan = plan_match(terms, self.doc_counts(terms), common_docs=self.common_term_docs)
+        if plan.all_required:
+            # Every term is common: score a bounded number of rows (rowid order).
+            inner = """
+                SELECT rowid AS id, -bm25(answers_chunk_fts, 10.0, 4.0, 1.0) AS score
+                FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s LIMIT %s
+            """
+            params: list[str | int] = [fts5_match(terms, plan), self.max_ranked_matches]
+        else:
+            # MATCH ... ORDER BY rank LIMIT stays in its own subquery: FTS5 then
+            # ranks inside the index instead of materialising every match.
+            inner = """
+                SELECT rowid AS id, -rank AS score
+                FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s
+                ORDER BY rank LIMIT %s
+            """
+            params = [fts5_match(terms, plan), limit]
+        sql = f"""
+            SELECT {_COLUMNS}, m.score
+            FROM ({inner}) AS m
+            JOIN answers_chunk AS c ON c.id = m.id
+            JOIN answers_document AS d ON d.id = c.document_id
+            ORDER BY m.score DESC, c.id
+            LIMIT %s
+        """  # noqa: S608 - only constant SQL fragments are interpolated
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*params, limit])
+            return SearchResult(_candidates(cursor.fetchall()), plan)
+
+
+class PostgresFullTextBackend:
+    """Stored tsvector (title A, heading B, text C) with a GIN index, ranked by ts_rank_cd."""
+
+    name = "postgresql-fts"
+    # ts_rank_cd reads (and decompresses) every row it ranks: ~20-30 us a row here.
+    # A term in at least this many chunks (estimated from ANALYZE's lexeme
+    # statistics) is common, see query.MatchPlan ...
+    common_term_docs = 500
+    # ... and when every term is common, at most this many matching rows are ranked.
+    max_ranked_matches = 2000
+
+    def doc_counts(self, terms: list[str]) -> dict[str, int]:
+        """Estimated chunks per term from pg_stats (most common lexemes); 0 when not among them."""
+        sql = """
+            WITH stats AS (
+                SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
+                FROM pg_stats AS s
+                WHERE s.schemaname = current_schema() AND s.tablename = 'answers_chunk'
+                  AND s.attname = 'search'
+            ),
+            lexemes AS (
+                SELECT t.term, x.lexeme
+                FROM unnest(%s::text[]) AS t(term),
+                     unnest(to_tsvector('answers_english'::regconfig, t.term)) AS x
+            )
+            SELECT l.term, max(st.freqs[array_position(st.elems, l.lexeme)]) * (
+                SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'answers_chunk'::regclass
+            )
+            FROM lexemes AS l CROSS JOIN stats AS st
+            GROUP BY l.term
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [terms])
+            found = {term: int(n or 0) for term, n in cursor.fetchall()}
+        return {term: found.get(term, 0) for term in terms}
+
+    def search(self, terms: list[str], *, limit: int) -> SearchResult:
+        plan = plan_match(terms, self.doc_counts(terms), common_docs=self.common_term_docs)
+        # One plainto_tsquery per term: each term is a bound parameter and
+        # plainto_tsquery treats its input as plain words, never as operators.
+        one = "plainto_tsquery('answers_english'::regconfig, %s)"
+        required = (" && " if plan.all_required else " || ").join([one] * len(plan.required))
+        every = " || ".join([one] * len(terms))
+        sql = f"""
+            WITH q AS (SELECT ({required}) AS required, ({every}) AS every),
+            matches AS (
+                SELECT c.id, ts_rank_cd(c.search, q.every) AS score
+                FROM answers_chunk AS c, q
+                WHERE c.search @@ q.required
+                LIMIT %s
+            ),
+            best AS (SELECT id, score FROM matches ORDER BY score DESC, id LIMIT %s)
+            SELECT {_COLUMNS}, best.score
+            FROM best
+            JOIN answers_chunk AS c ON c.id = best.id
+            JOIN answers_document AS d ON d.id = c.document_id
+            ORDER BY best.score DESC, c.id
+        """  # noqa: S608 - only constant SQL fragments are interpolated
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*plan.required, *terms, self.max_ranked_matches, limit])
+            return SearchResult(_candidates(cursor.fetchall()), plan)
+
+
+def backend_for(conn: BaseDatabaseWrapper | None = None) -> SearchBackend:
+    """The backend for the connection's database vendor."""
+    vendor = (conn or connection).vendor
+    if vendor == "sqlite":
+        return SqliteFts5Backend()
+    if vendor == "postgresql":
+        return PostgresFullTextBackend()
+    raise NoSearchBackend(f"No full-text search backend for the {vendor!r} database.")

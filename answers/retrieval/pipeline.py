@@ -1,0 +1,187 @@
+"""retrieve(): candidates → normalised scores → rerank → threshold → entity cap → sources 1..N.
+
+What the numbers mean (all in 0..1):
+
+- `lexical_score`: the search engine's score (bm25 on SQLite, ts_rank_cd on
+  PostgreSQL) divided by the best candidate's score for the same question:
+  1.0 is the strongest lexical match among the candidates, 0.5 half as strong.
+- `score`: the reranker's combination (see answers.retrieval.rerank) of
+  question-term coverage, title matches, term proximity and `lexical_score`.
+  Roughly "how much of the question this passage speaks to": 1.0 means every
+  term, in the title, side by side, and the strongest lexical match; a passage
+  mentioning one of five terms once in its body scores about 0.1. This is the
+  number `ANSWERS_MIN_SCORE` is compared with (kept when score >= min_score).
+
+Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks; each is
+scored; chunks under the threshold are cut; chunks are grouped by document
+and documents ordered by their best chunk's score; the first `max_sources`
+documents are kept (the rest are cut by the cap), each once, with its best
+chunks (in reading order) as its excerpt; they are numbered 1..N.
+
+The trace (JSON-ready, for QA) records all of it:
+
+    {"backend", "reranker", "query_terms", "min_score", "max_sources",
+     "candidate_limit", "candidates": <chunks the engine returned>,
+     "match": {"required", "all_required", "common_terms"} (see query.MatchPlan),
+     "kept": [{"number", "document_id", "title", "chunk_ids", "score", "lexical_score"}],
+     "cut_by_threshold": [{"document_id", "title", "chunk_id", "score", "lexical_score"}],
+     "cut_by_cap": [{"document_id", "title", "chunk_id", "score", "lexical_score"}],
+     "timings_ms": {"search", "rerank"}}
+
+`cut_by_cap` lists each capped document once, with its best chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from answers.retrieval.backends import Candidate, backend_for
+from answers.retrieval.query import query_terms
+from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
+from answers.retrieval.types import Retrieval, RetrievedSource
+
+CANDIDATE_LIMIT = 50
+EXCERPT_MAX_CHUNKS = 2
+EXCERPT_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    lexical: float
+    score: float
+
+
+def get_reranker() -> Reranker:
+    """The reranker named by ANSWERS_RERANKER: "lexical" (default), "none", or a dotted class path."""
+    name = str(getattr(settings, "ANSWERS_RERANKER", "lexical") or "lexical")
+    if name == "lexical":
+        return LexicalReranker()
+    if name == "none":
+        return LexicalOnlyReranker()
+    reranker: Reranker = import_string(name)()
+    return reranker
+
+
+def _round(value: float) -> float:
+    return round(value, 4)
+
+
+def _entry(item: Scored) -> dict[str, Any]:
+    c = item.candidate
+    return {
+        "document_id": c.document_id,
+        "title": c.title,
+        "chunk_id": c.chunk_id,
+        "score": _round(item.score),
+        "lexical_score": _round(item.lexical),
+    }
+
+
+def _excerpt(chunks: list[Scored]) -> tuple[str, list[int]]:
+    """The document's best chunks (by score), shown in reading order."""
+    chosen = [chunks[0]]
+    size = len(chunks[0].candidate.text)
+    for item in chunks[1:EXCERPT_MAX_CHUNKS]:
+        if size + len(item.candidate.text) > EXCERPT_MAX_CHARS:
+            break
+        chosen.append(item)
+        size += len(item.candidate.text)
+    chosen.sort(key=lambda s: s.candidate.ordinal)
+    return "\n\n".join(s.candidate.text for s in chosen), [s.candidate.chunk_id for s in chosen]
+
+
+def retrieve(
+    question: str,
+    *,
+    min_score: float,
+    max_sources: int,
+    reranker: Reranker | None = None,
+    candidate_limit: int = CANDIDATE_LIMIT,
+) -> Retrieval:
+    """The numbered sources for a question and the trace of how they were chosen."""
+    reranker = reranker or get_reranker()
+    backend = backend_for()
+    terms = query_terms(question or "")
+    trace: dict[str, Any] = {
+        "backend": backend.name,
+        "reranker": reranker.name,
+        "query_terms": terms,
+        "min_score": min_score,
+        "max_sources": max_sources,
+        "candidate_limit": candidate_limit,
+        "candidates": 0,
+        "kept": [],
+        "cut_by_threshold": [],
+        "cut_by_cap": [],
+        "timings_ms": {"search": 0.0, "rerank": 0.0},
+    }
+    if not terms or max_sources < 1:
+        return Retrieval(sources=[], trace=trace)
+
+    started = time.perf_counter()
+    found = backend.search(terms, limit=candidate_limit)
+    candidates = found.candidates
+    searched = time.perf_counter()
+    trace["candidates"] = len(candidates)
+    trace["match"] = {
+        "required": found.plan.required,
+        "all_required": found.plan.all_required,
+        "common_terms": found.plan.common,
+    }
+    best_raw = max((c.raw_score for c in candidates), default=0.0)
+    lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in candidates]
+    passages = [Passage(c.title, c.heading, c.text, lex) for c, lex in zip(candidates, lexical, strict=True)]
+    scores = reranker.score(terms, passages)
+    scored = [
+        Scored(c, lex, min(1.0, max(0.0, s))) for c, lex, s in zip(candidates, lexical, scores, strict=True)
+    ]
+    # Ties keep the engine's order (candidates arrive best first).
+    ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, pair[0]))
+    trace["timings_ms"] = {
+        "search": _round((searched - started) * 1000),
+        "rerank": _round((time.perf_counter() - searched) * 1000),
+    }
+
+    by_document: dict[int, list[Scored]] = {}
+    for _, item in ranked:
+        if item.score < min_score:
+            trace["cut_by_threshold"].append(_entry(item))
+            continue
+        by_document.setdefault(item.candidate.document_id, []).append(item)
+
+    sources: list[RetrievedSource] = []
+    for document_chunks in by_document.values():  # insertion order: best document first
+        best = document_chunks[0]
+        if len(sources) >= max_sources:
+            trace["cut_by_cap"].append(_entry(best))
+            continue
+        excerpt, chunk_ids = _excerpt(document_chunks)
+        number = len(sources) + 1
+        sources.append(
+            RetrievedSource(
+                number=number,
+                document_id=best.candidate.document_id,
+                title=best.candidate.title,
+                url=best.candidate.url,
+                excerpt=excerpt,
+                lexical_score=_round(best.lexical),
+                score=_round(best.score),
+            )
+        )
+        trace["kept"].append(
+            {
+                "number": number,
+                "document_id": best.candidate.document_id,
+                "title": best.candidate.title,
+                "chunk_ids": chunk_ids,
+                "score": _round(best.score),
+                "lexical_score": _round(best.lexical),
+            }
+        )
+    return Retrieval(sources=sources, trace=trace)

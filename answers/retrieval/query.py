@@ -1,0 +1,139 @@
+"""Turn a question into search terms, safely: no user text ever reaches an engine as syntax (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Terms are runs of letters and digits; everything else (quotes, operators,
+# parentheses, `*`, `:`, `-`, `_`) separates them, as both engines' tokenizers do.
+_WORD = re.compile(r"[^\W_]+")
+
+MAX_TERMS = 32
+
+# English function words that carry no topic. Words that are also keywords of
+# common programming languages ("with", "if", "for", "in", "is", "not", "and",
+# "or", "as", "from", "while", "try", "return", ...) are deliberately absent:
+# a technical site's readers ask about exactly those.
+STOPWORDS = frozenset(
+    [
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "any", "are", "aren",
+        "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+        "can", "cannot", "could", "did", "didn", "do", "does", "doesn", "doing", "don", "down",
+        "during", "each", "few", "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+        "herself", "him", "himself", "his", "how", "i", "into", "it", "its", "itself", "just", "let",
+        "me", "more", "most", "my", "myself", "no", "nor", "of", "off", "on", "once", "only", "other",
+        "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so",
+        "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
+        "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
+        "we", "were", "what", "when", "where", "which", "who", "whom", "why", "would", "you", "your",
+        "yours", "yourself", "yourselves", "s", "t", "ll", "ve", "re", "d", "m", "o", "please", "tell",
+        "explain", "describe", "work", "works",
+    ]
+)  # fmt: skip
+
+
+# Keywords of common programming languages that are also frequent English words.
+# They are searched (a question about "the with statement" needs "with") but
+# cannot make a passage a candidate on their own when the question has other
+# terms, and they count for less in coverage (see rerank.term_weight).
+WEAK_TERMS = frozenset(["with", "if", "for", "in", "is", "not", "and", "or", "as", "from", "while", "else"])
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words of a text, in order."""
+    return _WORD.findall(text.lower())
+
+
+def query_terms(question: str) -> list[str]:
+    """The question's distinct searchable terms in order of appearance (stopwords dropped)."""
+    seen: dict[str, None] = {}
+    for word in tokenize(question):
+        if word in STOPWORDS or word in seen:
+            continue
+        seen[word] = None
+        if len(seen) >= MAX_TERMS:
+            break
+    return list(seen)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix-stripping stemmer, used only to compare words in Python (rerank).
+
+    Both sides of a comparison go through it, so it only needs to be consistent:
+    "statements"/"statement", "defined"/"define"/"defining", "classes"/"class".
+    """
+    w = word.lower()
+    if len(w) <= 3:
+        return w
+    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ly", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)] + replacement
+            break
+    else:
+        if w.endswith("es") and w[-3:-2] in ("s", "x", "z", "h") and len(w) > 4:
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def split_terms(terms: list[str]) -> tuple[list[str], list[str]]:
+    """(strong, weak): a candidate must match a strong term when there is one."""
+    strong = [t for t in terms if t not in WEAK_TERMS]
+    weak = [t for t in terms if t in WEAK_TERMS]
+    return strong, weak
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """Which terms a row must contain to be a candidate; every term still counts in the ranking.
+
+    Ranking every row that contains a very common word is what makes full-text
+    search slow on a large corpus (both engines score each matching row). So a
+    row must contain one of the question's *rare* strong terms (found in fewer
+    than `common_docs` chunks); when every strong term is common, it must
+    contain all the terms (and the engine ranks a bounded number of rows).
+    """
+
+    required: list[str]
+    all_required: bool
+    common: list[str]
+
+
+def plan_match(terms: list[str], doc_counts: dict[str, int], *, common_docs: int) -> MatchPlan:
+    strong, weak = split_terms(terms)
+    pool = strong or weak
+    rare = [t for t in pool if doc_counts.get(t, 0) < common_docs]
+    common = [t for t in terms if doc_counts.get(t, 0) >= common_docs]
+    if rare:
+        return MatchPlan(rare, False, common)
+    return MatchPlan(list(terms), True, common)
+
+
+def fts5_quote(term: str) -> str:
+    """A term as an FTS5 string: whatever it holds, it is never syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts5_match(terms: list[str], plan: MatchPlan | None = None) -> str:
+    """An FTS5 MATCH expression built only from quoted terms.
+
+    Rows must match `plan.required` (any of them, or all); the other terms are
+    OR-ed in with AND so they count in bm25 without widening the match:
+    `(r1 OR r2) AND (r1 OR r2 OR t3 OR t4)` matches the same rows as `r1 OR r2`.
+    Without a plan: the strong terms are required, weak ones rank.
+    """
+    if plan is None:
+        strong, _ = split_terms(terms)
+        plan = MatchPlan(strong or list(terms), False, [])
+    joiner = " AND " if plan.all_required else " OR "
+    required = joiner.join(fts5_quote(t) for t in plan.required)
+    if set(plan.required) == set(terms):
+        return required
+    every = " OR ".join(fts5_quote(t) for t in terms)
+    return f"({required}) AND ({every})"

@@ -1,0 +1,124 @@
+"""The default reranker: query-term coverage, title matches and term proximity with the lexical score (pure).
+
+Every component is in 0..1 and the weights sum to 1, so the combined score is
+in 0..1 too:
+
+    score = 0.35 * coverage     share of the question's terms found in the passage
+                                (its text, heading or document title)
+          + 0.25 * lexical      the engine's score divided by the best candidate's
+          + 0.25 * title        share of the question's terms in the title or heading
+          + 0.15 * proximity    how tightly the matched terms sit together in the
+                                text: k distinct terms within a window of w words
+                                give (k - 1) / (w - 1); 1.0 when adjacent
+
+"Share" is weighted: a weak term (a keyword that is also a common English word,
+see query.WEAK_TERMS) counts a quarter of a normal term. So 1.0 means "every
+term, in the title, side by side, and the strongest lexical match"; a passage
+that mentions one of five question terms once in its body, with a weak lexical
+score, lands around 0.1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from answers.retrieval.query import WEAK_TERMS, stem, tokenize
+
+WEIGHTS = {"coverage": 0.35, "lexical": 0.25, "title": 0.25, "proximity": 0.15}
+WEAK_TERM_WEIGHT = 0.25
+
+
+def term_weight(term: str) -> float:
+    return WEAK_TERM_WEIGHT if term in WEAK_TERMS else 1.0
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What the reranker sees of a candidate."""
+
+    title: str
+    heading: str
+    text: str
+    lexical: float  # 0..1
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, terms: list[str], passages: list[Passage]) -> list[float]: ...
+
+
+def _min_window(positions: list[tuple[int, str]], wanted: int) -> int:
+    """Length in words of the shortest window holding `wanted` distinct terms (positions sorted)."""
+    best = 0
+    counts: dict[str, int] = {}
+    left = 0
+    for pos, term in positions:
+        counts[term] = counts.get(term, 0) + 1
+        while len(counts) == wanted:
+            left_pos, left_term = positions[left]
+            width = pos - left_pos + 1
+            if best == 0 or width < best:
+                best = width
+            counts[left_term] -= 1
+            if counts[left_term] == 0:
+                del counts[left_term]
+            left += 1
+    return best
+
+
+def proximity(stems: list[str], positions: list[tuple[int, str]]) -> float:
+    """(k - 1) / (w - 1) for the k distinct stems found, in the shortest window of w words holding them."""
+    found = {s for _, s in positions}
+    if not found:
+        return 0.0
+    if len(set(stems)) == 1:
+        return 1.0
+    if len(found) == 1:
+        return 0.0
+    window = _min_window(positions, len(found))
+    return (len(found) - 1) / (window - 1) if window > 1 else 1.0
+
+
+class LexicalReranker:
+    """Coverage, title matches and proximity combined with the lexical score (see module docstring)."""
+
+    name = "lexical-v1"
+
+    def components(self, terms: list[str], passage: Passage) -> dict[str, float]:
+        weights: dict[str, float] = {}
+        for term in terms:
+            key = stem(term)
+            weights[key] = max(weights.get(key, 0.0), term_weight(term))
+        total = sum(weights.values())
+        if not total:
+            return dict.fromkeys(WEIGHTS, 0.0)
+        tokens = tokenize(passage.text)
+        # Stem each distinct word once; keep only the positions of question terms.
+        matching = {w: s for w in set(tokens) if (s := stem(w)) in weights}
+        positions = [(i, matching[w]) for i, w in enumerate(tokens) if w in matching]
+        title_stems = {stem(w) for w in tokenize(passage.title + " " + passage.heading)}
+        everywhere = set(matching.values()) | title_stems
+        return {
+            "coverage": sum(w for s, w in weights.items() if s in everywhere) / total,
+            "lexical": min(1.0, max(0.0, passage.lexical)),
+            "title": sum(w for s, w in weights.items() if s in title_stems) / total,
+            "proximity": proximity(list(weights), positions),
+        }
+
+    def score(self, terms: list[str], passages: list[Passage]) -> list[float]:
+        out = []
+        for passage in passages:
+            parts = self.components(terms, passage)
+            out.append(min(1.0, sum(WEIGHTS[k] * v for k, v in parts.items())))
+        return out
+
+
+class LexicalOnlyReranker:
+    """No reranking: the normalised engine score alone (the baseline the benchmark compares with)."""
+
+    name = "lexical-only"
+
+    def score(self, terms: list[str], passages: list[Passage]) -> list[float]:
+        return [min(1.0, max(0.0, p.lexical)) for p in passages]

@@ -1,0 +1,214 @@
+"""Retrieval on the real database (SQLite FTS5 or PostgreSQL full-text, whichever the run uses)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+
+from answers.models import Chunk, Document
+from answers.retrieval import retrieve
+from answers.retrieval.pipeline import retrieve as retrieve_with
+from answers.retrieval.query import fts5_match, query_terms
+from answers.retrieval.rerank import LexicalOnlyReranker
+from tests.fixtures.content import MakeDocument
+
+pytestmark = pytest.mark.django_db
+
+# Questions a reader of the Python reference might ask, with the topic that must come first.
+RANKING_CASES = [
+    ("How does the with statement work?", "pydoc:with"),
+    ("What does the yield statement do?", "pydoc:yield"),
+    ("How do I write a lambda expression?", "pydoc:lambda"),
+    ("How are exceptions raised with the raise statement?", "pydoc:raise"),
+    ("What is the assert statement for?", "pydoc:assert"),
+    ("How do try except finally clauses work?", "pydoc:try"),
+    ("What does the global statement declare?", "pydoc:global"),
+    ("How does import find and load modules?", "pydoc:import"),
+    ("What is operator precedence in Python?", "pydoc:operator-summary"),
+    ("Which string methods split text?", "pydoc:string-methods"),
+    ("How do format string replacement fields work?", "pydoc:formatstrings"),
+    ("How do I use the pdb debugger?", "pydoc:debugger"),
+    ("What does nonlocal do?", "pydoc:nonlocal"),
+    ("How are class definitions executed?", "pydoc:class"),
+    ("What are augmented assignment statements like +=?", "pydoc:augassign"),
+    ("How does the del statement delete names?", "pydoc:del"),
+    ("What does the pass statement do?", "pydoc:pass"),
+    ("What is truth value testing?", "pydoc:truth"),
+    ("How do slicings work?", "pydoc:slicings"),
+    ("What are the dictionary mapping types?", "pydoc:typesmapping"),
+    ("How does the break statement end a loop?", "pydoc:break"),
+    ("How do coroutines and async def work?", "pydoc:async"),
+    ("What does the await expression do?", "pydoc:await"),
+    ("How do membership tests with in work?", "pydoc:in"),
+]
+
+
+def _keys(question: str, **kwargs: object) -> list[str]:
+    result = retrieve(question, min_score=0.0, max_sources=5, **kwargs)  # type: ignore[arg-type]
+    by_id = dict(Document.objects.values_list("id", "key"))
+    return [by_id[s.document_id] for s in result.sources if s.document_id is not None]
+
+
+@pytest.mark.parametrize(("question", "expected"), RANKING_CASES)
+def test_demo_question_ranks_its_topic_first(
+    demo_corpus: list[Document], question: str, expected: str
+) -> None:
+    assert _keys(question)[0] == expected
+
+
+def test_backend_matches_the_database_vendor(demo_corpus: list[Document]) -> None:
+    trace = retrieve("with statement", min_score=0.0, max_sources=5).trace
+    assert trace["backend"] == {"sqlite": "sqlite-fts5", "postgresql": "postgresql-fts"}[connection.vendor]
+
+
+def test_sources_are_numbered_from_one_with_scores_in_range(demo_corpus: list[Document]) -> None:
+    sources = retrieve("How does the with statement work?", min_score=0.0, max_sources=5).sources
+    assert [s.number for s in sources] == [1, 2, 3, 4, 5]
+    assert all(0.0 <= s.lexical_score <= 1.0 and 0.0 <= s.score <= 1.0 for s in sources)
+    assert [s.score for s in sources] == sorted((s.score for s in sources), reverse=True)
+    first = sources[0]
+    assert first.title == "The with statement"
+    assert first.url.startswith("https://docs.python.org/3.")
+    assert "context manager" in first.excerpt
+
+
+def test_a_document_never_appears_twice(demo_corpus: list[Document]) -> None:
+    # The compound-statements topic has many matching chunks; it must still come once.
+    for question in ("statement", "compound statements with if while for try", "how are methods called"):
+        sources = retrieve(question, min_score=0.0, max_sources=20).sources
+        ids = [s.document_id for s in sources]
+        assert len(ids) == len(set(ids))
+
+
+def test_entity_cap_keeps_at_most_max_sources_and_traces_the_rest(demo_corpus: list[Document]) -> None:
+    result = retrieve("statement", min_score=0.0, max_sources=3)
+    assert len(result.sources) == 3
+    cut = result.trace["cut_by_cap"]
+    assert cut, "more than three documents matched"
+    kept_ids = {s.document_id for s in result.sources}
+    assert not kept_ids & {entry["document_id"] for entry in cut}
+    assert all(entry["score"] <= result.sources[-1].score for entry in cut)
+
+
+def test_threshold_cuts_low_scores_and_traces_them(demo_corpus: list[Document]) -> None:
+    everything = retrieve("How does the with statement work?", min_score=0.0, max_sources=50)
+    scores = sorted(s.score for s in everything.sources)
+    threshold = scores[len(scores) // 2]
+    result = retrieve("How does the with statement work?", min_score=threshold, max_sources=50)
+    assert result.sources
+    assert all(s.score >= threshold for s in result.sources)
+    assert result.trace["cut_by_threshold"]
+    assert all(entry["score"] < threshold for entry in result.trace["cut_by_threshold"])
+
+
+def test_threshold_of_one_keeps_only_perfect_matches(demo_corpus: list[Document]) -> None:
+    result = retrieve("How does the with statement work?", min_score=1.0, max_sources=5)
+    assert all(s.score == 1.0 for s in result.sources)
+
+
+def test_trace_is_json_and_accounts_for_every_candidate(demo_corpus: list[Document]) -> None:
+    result = retrieve("How does the with statement work?", min_score=0.5, max_sources=2)
+    trace = json.loads(json.dumps(result.trace))
+    assert trace["query_terms"] == ["with", "statement"]
+    assert trace["min_score"] == 0.5
+    assert trace["max_sources"] == 2
+    assert trace["candidates"] > 0
+    assert [k["number"] for k in trace["kept"]] == [1, 2]
+    assert [k["document_id"] for k in trace["kept"]] == [s.document_id for s in result.sources]
+    kept_chunks = sum(len(k["chunk_ids"]) for k in trace["kept"])
+    assert kept_chunks + len(trace["cut_by_threshold"]) <= trace["candidates"]
+    for entry in trace["cut_by_threshold"] + trace["cut_by_cap"]:
+        assert set(entry) == {"document_id", "title", "chunk_id", "score", "lexical_score"}
+
+
+SYNTAX_QUESTIONS = [
+    'foo-bar "x" AND (y OR NEAR(z)) * :',
+    '"unterminated',
+    "NOT with",
+    "with*",
+    "title:with",
+    "^with",
+    "a & b | !c <-> d",
+    "'; DROP TABLE answers_chunk; --",
+    "{with} [statement]",
+    "\x00 with",
+]
+
+
+def test_search_syntax_in_a_question_is_harmless(demo_corpus: list[Document]) -> None:
+    for question in SYNTAX_QUESTIONS:
+        result = retrieve(question, min_score=0.0, max_sources=5)
+        assert isinstance(result.sources, list), question
+    assert retrieve(SYNTAX_QUESTIONS[0], min_score=0.0, max_sources=5).trace["query_terms"] == [
+        "foo", "bar", "x", "and", "y", "or", "near", "z",
+    ]  # fmt: skip
+    assert Chunk.objects.count() > 0
+
+
+def test_syntax_characters_do_not_change_what_is_found(demo_corpus: list[Document]) -> None:
+    plain = _keys("with statement")
+    assert _keys('"with" (statement)* : -^') == plain
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!", "how does the", "*:()"])
+def test_question_without_searchable_terms_returns_no_sources(question: str) -> None:
+    result = retrieve(question, min_score=0.0, max_sources=5)
+    assert result.sources == []
+    assert result.trace["query_terms"] == []
+
+
+def test_empty_question_returns_nothing_and_a_trace(demo_corpus: list[Document]) -> None:
+    result = retrieve("", min_score=0.1, max_sources=5)
+    assert result.sources == []
+    assert result.trace["candidates"] == 0
+
+
+def test_no_match_returns_no_sources(demo_corpus: list[Document]) -> None:
+    assert retrieve("xylophonequux zebrafish", min_score=0.0, max_sources=5).sources == []
+
+
+def test_updated_document_is_found_by_its_new_words(make_document: MakeDocument) -> None:
+    document = make_document(key="k1", title="Tea", body="Green tea is brewed briefly.")
+    assert _keys("brewed") == ["k1"]
+    make_document(key="k1", title="Tea", body="Black tea is steeped longer.")
+    assert _keys("brewed") == []
+    assert _keys("steeped") == ["k1"]
+    document.delete()
+    assert _keys("steeped") == []
+
+
+def test_title_words_rank_a_document_over_a_mere_mention(make_document: MakeDocument) -> None:
+    make_document(key="mention", title="Gardening", body="Bring a kettle of water. Then dig.")
+    make_document(key="about", title="The kettle", body="Fill it with water and switch it on.")
+    assert _keys("kettle")[0] == "about"
+
+
+def test_document_without_safe_url_has_empty_url(make_document: MakeDocument) -> None:
+    make_document(key="js", title="Script link", body="Quokkas are friendly.", url="javascript:alert(1)")
+    (source,) = retrieve("quokkas", min_score=0.0, max_sources=5).sources
+    assert source.url == ""
+
+
+def test_reranker_beats_lexical_only_on_the_ranking_cases(demo_corpus: list[Document]) -> None:
+    by_id = dict(Document.objects.values_list("id", "key"))
+
+    def reciprocal_rank(question: str, expected: str, **kwargs: object) -> float:
+        result = retrieve_with(question, min_score=0.0, max_sources=10, **kwargs)  # type: ignore[arg-type]
+        keys = [by_id[s.document_id] for s in result.sources if s.document_id is not None]
+        return 1 / (keys.index(expected) + 1) if expected in keys else 0.0
+
+    reranked = sum(reciprocal_rank(q, e) for q, e in RANKING_CASES)
+    baseline = sum(reciprocal_rank(q, e, reranker=LexicalOnlyReranker()) for q, e in RANKING_CASES)
+    assert reranked >= baseline
+
+
+def test_query_terms_drop_stopwords_but_keep_keywords() -> None:
+    assert query_terms("How does the with statement work?") == ["with", "statement"]
+    assert query_terms("What is a lambda?") == ["is", "lambda"]
+
+
+def test_fts5_expression_quotes_every_term() -> None:
+    assert fts5_match(['a"b', "c"]) == '"a""b" OR "c"'
+    assert fts5_match(["with", "statement"]) == '("statement") AND ("with" OR "statement")'

@@ -1,0 +1,108 @@
+"""Chunking follows headings and paragraphs, keeps offsets exact and never cuts a sentence."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from answers.retrieval.chunking import ChunkSpec, chunk_text
+
+
+def test_markdown_headings_become_each_chunks_heading() -> None:
+    body = "# Intro\n\nFirst paragraph.\n\n## Details\n\nSecond paragraph.\n"
+    chunks = chunk_text(body, target_chars=20)
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("Intro", "First paragraph."),
+        ("Details", "Second paragraph."),
+    ]
+
+
+def test_underlined_headings_are_recognised() -> None:
+    body = (
+        'The "with" statement\n********************\n\nIt wraps a block.\n\nSub part\n========\n\nMore text.'
+    )
+    chunks = chunk_text(body)
+    assert [c.heading for c in chunks] == ['The "with" statement', "Sub part"]
+
+
+def test_text_before_any_heading_has_an_empty_heading() -> None:
+    assert chunk_text("Just text.") == [ChunkSpec("", "Just text.", 0, 10)]
+
+
+def test_small_paragraphs_are_packed_up_to_the_target() -> None:
+    body = "\n\n".join(f"Paragraph {i} is here." for i in range(10))
+    chunks = chunk_text(body, target_chars=60)
+    assert len(chunks) > 1
+    assert all(len(c.text) <= 60 for c in chunks)
+    assert all("\n\n" in c.text for c in chunks[:-1])
+
+
+def test_long_paragraph_splits_between_sentences_only() -> None:
+    sentences = [f"Sentence number {i} says something longer than a few words." for i in range(30)]
+    body = " ".join(sentences)
+    chunks = chunk_text(body, target_chars=200)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk.text.endswith(".")
+        assert chunk.text.startswith("Sentence number")
+
+
+def test_one_sentence_longer_than_the_target_stays_whole() -> None:
+    sentence = "This single sentence " + "goes on and on " * 20 + "until it ends."
+    chunks = chunk_text(sentence + " Next one.", target_chars=100)
+    assert chunks[0].text == sentence
+
+
+def test_text_without_any_break_is_split_only_past_the_hard_limit() -> None:
+    body = "word " * 1000
+    chunks = chunk_text(body, target_chars=100, hard_max_chars=400)
+    assert all(len(c.text) <= 400 for c in chunks)
+    assert "".join(c.text.replace(" ", "") for c in chunks) == body.replace(" ", "")
+
+
+def test_empty_body_has_no_chunks() -> None:
+    assert chunk_text("  \n\n ") == []
+
+
+def test_target_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        chunk_text("x", target_chars=0)
+
+
+def test_demo_corpus_chunks_read_well() -> None:
+    from pydoc_data.topics import topics
+
+    chunks = chunk_text(topics["with"])
+    assert chunks[0].heading == 'The "with" statement'
+    assert chunks[0].text.startswith('The "with" statement is used to wrap')
+
+
+_text = st.text(alphabet=st.sampled_from(list("abc XYZ.!?\n#=-*\t\"'é")), min_size=0, max_size=600)
+
+
+@given(body=_text, target=st.integers(min_value=1, max_value=300))
+def test_every_chunk_is_the_exact_slice_of_the_body(body: str, target: int) -> None:
+    chunks = chunk_text(body, target_chars=target)
+    previous_end = 0
+    for chunk in chunks:
+        assert body[chunk.start : chunk.end] == chunk.text
+        assert chunk.text
+        assert chunk.text == chunk.text.strip()
+        assert chunk.start >= previous_end
+        previous_end = chunk.end
+
+
+@given(
+    sentences=st.lists(
+        st.from_regex(r"[A-Z][a-z]{1,8}( [a-z]{1,8}){0,12}\.", fullmatch=True), min_size=1, max_size=40
+    ),
+    target=st.integers(min_value=20, max_value=400),
+)
+def test_no_sentence_is_ever_cut(sentences: list[str], target: int) -> None:
+    body = " ".join(sentences)
+    for chunk in chunk_text(body, target_chars=target):
+        pieces = re.split(r"(?<=\.) ", chunk.text)
+        assert all(piece in sentences for piece in pieces)
