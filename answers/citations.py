@@ -1,0 +1,654 @@
+"""Citation markers per CITATIONS.md: the one scanner, stripping, finalizing, and a streaming scanner."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, chain
+from operator import sub
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One citation marker found by the scanner."""
+
+    start: int  # index of '[' in the text
+    end: int  # index after ']'
+    members: tuple[int, ...]  # in written order, ranges expanded, repeats removed (first kept)
+
+
+@dataclass(frozen=True)
+class StripResult:
+    text: str
+    stripped: list[int]  # every removed member, in the order met, pass after pass
+
+
+@dataclass(frozen=True)
+class Finalized(Generic[T]):
+    text: str
+    references: list[T]
+    mapping: dict[int, int]  # old number -> new number
+    dropped: list[int]  # old numbers of uncited sources, ascending
+    fallback: bool
+
+
+# --- The grammar --------------------------------------------------------------
+
+_SEP = r"[ \t]*+,[ \t]*+"
+_RANGE = r"[0-9]++(?:[-\u2013][0-9]++)?+"
+# Possessive quantifiers throughout: a failed candidate such as "[" followed by a
+# million digits must cost one look at each digit, never a backtracking search.
+_MARKER = re.compile(
+    r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
+    r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
+    r"[ \t]*+(?:"
+    r"([0-9]++)"  # 1: one number, by far the most common form
+    r"|([0-9]++(?:" + _SEP + r"[0-9]++)++)"  # 2: numbers
+    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # 3: numbers and ranges
+    r")[ \t]*+\](?!\()"  # and a link or image is text
+)
+_MAYBE_RANGE = re.compile(r"[0-9][-\u2013][0-9]")
+_BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
+_MAX_RANGE_SPAN = 50
+# What may follow a '[' and still turn into a marker once more text arrives.
+_PARTIAL = re.compile(r"[0-9 \t,\-\u2013]*+\]?")
+_CONTENT_ONLY = re.compile(r"[0-9 \t,\-\u2013]*+")
+_CONTENT = frozenset("0123456789 \t,-\u2013")
+_FENCE = re.compile(r"\n(?:```|~~~)")  # not "^" with MULTILINE: this form searches ten times faster
+_FENCES = ("```", "~~~")
+_FENCE_PREFIXES = ("", "`", "``", "~", "~~")
+_TICK_RUNS = re.compile(r"(``*+)")  # not "`+": that form loses the engine's fast literal search
+_TICKS_ONLY = re.compile(r"`*+")
+_START = re.Match.start
+
+# Markers found in one window of text, and the window's absolute offset. The
+# scanner keeps matches, not positions and members: finalize needs members
+# once per distinct marker text, and working them out for tens of thousands of
+# markers would cost more than the scan itself.
+_Batch = tuple[list[re.Match[str]], int]
+
+
+def _to_int(digits: str) -> int:
+    """The decimal value of `digits` (spaces and tabs around it allowed), however long.
+
+    int() refuses strings past sys.get_int_max_str_digits(); that limit guards
+    the conversion only, so a longer number is converted in halves.
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        digits = digits.strip(" \t")
+        half = len(digits) // 2
+        scale: int = 10**half
+        return _to_int(digits[:-half]) * scale + _to_int(digits[-half:])
+
+
+def _ints(texts: list[str]) -> list[int]:
+    try:
+        return list(map(int, texts))
+    except ValueError:  # a number too long for int(), see _to_int
+        return list(map(_to_int, texts))
+
+
+def _bounds(listed: str) -> tuple[list[int], list[int]]:
+    """The first and last number of each member of a list with ranges (N is N-N)."""
+    pairs = _BOUNDS.findall(listed)
+    return _ints([low for low, _ in pairs]), _ints([high or low for low, high in pairs])
+
+
+def _ranges_in_bounds(listed: str) -> bool:
+    """Whether every range N-M of a member list has N <= M and M - N < 50 (else it is text)."""
+    lows, highs = _bounds(listed)
+    widths: list[int] = list(map(sub, highs, lows))
+    return min(widths) >= 0 and max(widths) < _MAX_RANGE_SPAN
+
+
+def _members(match: re.Match[str]) -> tuple[int, ...]:
+    """The members of a marker: written order, ranges expanded, repeats removed (first kept)."""
+    single, numbers, ranges = match.groups()
+    if single is not None:
+        return (_to_int(single),)
+    if numbers is not None:
+        return tuple(dict.fromkeys(_ints(numbers.split(","))))
+    lows, highs = _bounds(ranges)
+    return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
+
+
+# --- The scanner --------------------------------------------------------------
+
+
+class _Scanner:
+    """The marker rules as a left-to-right machine over a text that arrives in windows.
+
+    Fenced blocks are found first, from the lines alone; inline code spans are
+    then paired inside each stretch of text between fenced blocks, so a span
+    never reaches across a fenced block (as in CommonMark, where a fence ends
+    the paragraph). Markers are the candidates outside both.
+
+    What the machine keeps between windows: the open fence (its three
+    characters), whether the rest of a fence's closing line is still to skip,
+    and an opening backtick run that has no partner yet, with the runs and
+    markers seen after it, which wait for the partner (they are code) or for
+    the end of the stretch (the run is text, and the rest is paired anew).
+    Markers are handed to `emit` in order, a window's worth at a time.
+    """
+
+    def __init__(self, emit: Callable[[list[re.Match[str]], int], object]) -> None:
+        self._emit = emit
+        self._fence: str | None = None
+        self._skip_line = False
+        self._open_run = 0  # length of the unmatched opening run; 0 when there is none
+        self._starts_after: list[int] = []  # the backtick runs after it
+        self._lengths_after: list[int] = []
+        self._held: list[_Batch] = []  # the markers after it
+
+    @property
+    def outside_code(self) -> bool:
+        return self._fence is None and not self._skip_line
+
+    def run(self, window: str, begin: int, base: int, final: bool) -> int:
+        """Scan `window[begin:]`; return the index where undecidable text begins.
+
+        `window[begin - 1]` is the character before (when begin > 0) and
+        `base` the absolute offset of `window[0]`. Unless `final`, the text
+        from the returned index on is left for the next window: a line that
+        may still become a fence line, a backtick run that may grow, a '[' that
+        may still become a marker or a marker whose next character is unknown.
+        """
+        size = len(window)
+        p = begin
+        while True:
+            if self._skip_line:
+                eol = window.find("\n", p)
+                if eol < 0:
+                    return size
+                self._skip_line = False
+                p = eol + 1
+            if self._fence is not None:
+                close = window.find("\n" + self._fence, p)
+                if close < 0:
+                    # Keep the last three characters: a closing "\n```" may straddle windows.
+                    return size if final else max(p, size - 3)
+                self._fence = None
+                self._skip_line = True  # the closing line is code to its end
+                p = close + 1
+                continue
+            limit = size if final else self._settled(window, p, base)
+            if p == base == 0 and limit >= 3 and window.startswith(_FENCES):
+                fence = 0
+            else:
+                found = _FENCE.search(window, max(p - 1, 0), limit)
+                fence = found.start() + 1 if found else -1
+            self._stretch_part(window, p, limit if fence < 0 else fence, base, final or fence >= 0)
+            if fence < 0:
+                return limit
+            self._fence = window[fence : fence + 3]
+            p = fence + 3
+
+    @staticmethod
+    def _settled(window: str, p: int, base: int) -> int:
+        size = len(window)
+        limit = size
+        newline = window.rfind("\n", max(p - 1, 0))
+        line = newline + 1 if newline >= 0 else (0 if base == 0 else -1)
+        if line >= p and size - line < 3 and window[line:] in _FENCE_PREFIXES:
+            limit = line
+        if window.endswith("`"):
+            run = len(window.rstrip("`"))
+            if run != line:  # a run opening its line is a fence, or still short enough for the check above
+                limit = min(limit, max(run, p))
+        bracket = window.rfind("[", p)
+        if bracket >= 0 and _PARTIAL.fullmatch(window, bracket + 1):
+            limit = min(limit, bracket)
+        return limit
+
+    def _stretch_part(self, window: str, a: int, b: int, base: int, stretch_ends: bool) -> None:
+        """Take `window[a:b]`, the next part of a stretch between fenced blocks."""
+        starts: list[int] = []
+        lengths: list[int] = []
+        if window.find("`", a, b) >= 0:
+            # split() and accumulate() find the runs without a match object
+            # each: an input of nothing but backtick runs stays cheap.
+            parts = _TICK_RUNS.split(window[a:b])  # text, run, text, ..., run, text
+            sizes = list(map(len, parts))
+            starts = list(accumulate(sizes[:-1], initial=a + base))[1::2]
+            lengths = sizes[1::2]
+        matches = list(_MARKER.finditer(window, a, b))
+        if matches and _MAYBE_RANGE.search(window, a, b):
+            matches = [m for m in matches if m.lastindex != 3 or _ranges_in_bounds(m.group(3))]
+        batches = [(matches, base)] if matches else []
+        if self._open_run:
+            if self._open_run not in lengths:
+                self._starts_after += starts
+                self._lengths_after += lengths
+                self._held += batches
+                if not stretch_ends:
+                    return
+                # The opening run never found its partner: it is text after all.
+                starts, lengths, batches = self._starts_after, self._lengths_after, self._held
+            else:
+                closer = lengths.index(self._open_run)
+                after = bisect_left(matches, starts[closer] + lengths[closer] - base, key=_START)
+                batches = [(matches[after:], base)]
+                starts, lengths = starts[closer + 1 :], lengths[closer + 1 :]
+            self._open_run = 0
+            self._starts_after, self._lengths_after, self._held = [], [], []
+        self._pair(starts, lengths, batches, stretch_ends)
+
+    def _pair(self, starts: list[int], lengths: list[int], batches: list[_Batch], stretch_ends: bool) -> None:
+        """Pair backtick runs (each with the next run of its length) and emit the markers outside spans."""
+        last = dict(zip(lengths, range(len(lengths)), strict=True))  # where each length occurs last
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(lengths):
+            length = lengths[i]
+            if last[length] > i:
+                j = lengths.index(length, i + 1)
+                spans.append((starts[i], starts[j] + length))
+                i = j + 1
+            elif stretch_ends:
+                i += 1
+            else:
+                break
+        ends = [end for _, end in spans]
+        k = 0
+        for matches, base in batches:
+            # Markers after an opening run still without a partner wait for it.
+            held = len(matches) if i == len(lengths) else bisect_left(matches, starts[i] - base, key=_START)
+            # Alternate between the next marker and the next span that ends
+            # after it, so that neither many spans nor many markers cost a step each.
+            kept = 0
+            outside: list[re.Match[str]] = []
+            while kept < held:
+                k = bisect_right(ends, matches[kept].start() + base, k)
+                if k == len(spans):
+                    break
+                inside = bisect_left(matches, spans[k][0] - base, kept, held, key=_START)
+                outside += matches[kept:inside]
+                kept = bisect_left(matches, ends[k] - base, inside, held, key=_START)
+            outside += matches[kept:held]
+            if outside:
+                self._emit(outside, base)
+            if held < len(matches):
+                self._held.append((matches[held:], base))
+        if i < len(lengths):
+            self._open_run = lengths[i]
+            self._starts_after, self._lengths_after = starts[i + 1 :], lengths[i + 1 :]
+
+
+def _scan(text: str) -> list[re.Match[str]]:
+    """The match of every marker of `text`, in order."""
+    found: list[re.Match[str]] = []
+    _Scanner(lambda matches, _: found.extend(matches)).run(text, 0, 0, final=True)
+    return found
+
+
+def scan_markers(text: str) -> list[Marker]:
+    """Every citation marker of `text` by CITATIONS.md, in order, in time linear in its length.
+
+    Where the spec leaves room, this reading holds (and MarkerStream, strip and
+    finalize share it):
+
+    - lines end at "\\n" only;
+    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
+    - fenced blocks are found from the lines first, and an inline code span is
+      paired only within the stretch between two fenced blocks, so a line
+      starting with three backticks opens a fence even after an unclosed run;
+    - a fence's closing line is code to its end;
+    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
+      precedes that;
+    - the `(` and `:` rules look at the character right after the `]`.
+    """
+    return [Marker(m.start(), m.end(), _members(m)) for m in _scan(text)]
+
+
+class MarkerStream:
+    """Finds markers in text that arrives in pieces, agreeing exactly with scan_markers().
+
+    feed() returns each marker as soon as the text received decides it; the
+    positions are offsets into the whole concatenated text. A marker stays held
+    back while the text so far cannot decide it:
+
+    - an unfinished `[...`, or a complete one whose next character (a `(` or,
+      at a line start, a `:` would make it text) has not arrived;
+    - a marker after a backtick run that has no partner yet: by the spec, a
+      partner arriving later, however much later, makes all that text an inline
+      code span. Such markers wait for the partner (they are code), for a line
+      opening a fenced block, or for close() (the run is text).
+
+    Only undecided text is buffered, and each piece is scanned once (a piece
+    that can only lengthen an unfinished marker or backtick run is just kept),
+    so feeding a whole answer costs time linear in its length.
+    """
+
+    def __init__(self) -> None:
+        self._scanner = _Scanner(self._collect)
+        self._found: list[Marker] = []
+        self._before = ""  # the character before the buffered text; "" at the very start
+        self._pending: list[str] = []  # text received but not yet decided
+        self._offset = 0  # absolute offset of the buffered text
+        self._extends: re.Pattern[str] | None = None
+        self._closed = False
+
+    def feed(self, piece: str) -> list[Marker]:
+        """Take the next piece of text; return the markers it completes."""
+        if self._closed:
+            raise ValueError("feed() after close()")
+        if not piece:
+            return []
+        if self._extends is not None and self._extends.fullmatch(piece):
+            self._pending.append(piece)
+            return []
+        return self._advance(piece, final=False)
+
+    def close(self) -> list[Marker]:
+        """Mark the end of the text; return every marker still held back."""
+        if self._closed:
+            raise ValueError("close() called twice")
+        self._closed = True
+        return self._advance("", final=True)
+
+    def _collect(self, matches: list[re.Match[str]], base: int) -> None:
+        self._found += [Marker(m.start() + base, m.end() + base, _members(m)) for m in matches]
+
+    def _advance(self, piece: str, final: bool) -> list[Marker]:
+        window = self._before + "".join(self._pending) + piece
+        begin = len(self._before)
+        base = self._offset - begin
+        stop = self._scanner.run(window, begin, base, final)
+        if stop > 0:
+            self._before = window[stop - 1]
+        rest = window[stop:]
+        self._pending = [rest] if rest else []
+        self._offset = base + stop
+        self._extends = None
+        if rest and self._scanner.outside_code:
+            if rest[0] == "[" and rest[-1] != "]":
+                self._extends = _CONTENT_ONLY
+            elif rest[0] == "`" and self._before not in ("\n", ""):
+                self._extends = _TICKS_ONLY
+        found, self._found = self._found, []
+        return found
+
+
+# --- Rendering -----------------------------------------------------------------
+
+
+def render_marker(members: Iterable[int]) -> str:
+    """The canonical form of a marker: its distinct members ascending, joined by ", "."""
+    numbers = sorted(set(members))
+    if not numbers:
+        raise ValueError("a marker has at least one member")
+    return "[" + ", ".join(map(str, numbers)) + "]"
+
+
+def _render_written(members: list[int]) -> str:
+    # Written order, not sorted: it decides first-citation order in finalize.
+    return "[" + ", ".join(map(str, members)) + "]"
+
+
+# --- Stripping -----------------------------------------------------------------
+
+
+def _in_range(value: int, count: int) -> bool:
+    return 0 < value <= count
+
+
+def _blank_run_end(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i
+
+
+def _strip_pass(
+    text: str, markers: list[re.Match[str]], count: int, stripped: list[int]
+) -> tuple[str, list[int]]:
+    """One pass over all markers of `text`; returns the new text and where each removal joined it."""
+    out: list[str] = []
+    size = 0
+    cursor = 0
+    joins: list[int] = []
+    for match in markers:
+        single = match.group(1)
+        if single is not None and len(single) < 19 and 0 < int(single) <= count:
+            continue  # the common case, without building a tuple
+        members = _members(match)
+        if min(members) > 0 and max(members) <= count:
+            continue
+        start, end = match.span()
+        kept = [v for v in members if _in_range(v, count)]
+        stripped += [v for v in members if not _in_range(v, count)]
+        gap = text[cursor:start]
+        if kept:
+            rendered = _render_written(kept)
+            out += (gap, rendered)
+            size += len(gap) + len(rendered)
+            cursor = end
+            continue
+        # The blank run before a marker never reaches past the gap: a removal
+        # leaves a non-blank character (or the text's start) on its left.
+        before = gap.rstrip(" \t")
+        cursor = end if len(before) < len(gap) else _blank_run_end(text, end)
+        out.append(before)
+        size += len(before)
+        joins.append(size)
+    if not out:
+        return text, joins
+    out.append(text[cursor:])
+    return "".join(out), joins
+
+
+class _Draft:
+    """A text under repeated passes: a base string minus deleted spans plus re-rendered markers.
+
+    After the first pass a removal can only create a marker around the point
+    where it joined the text (unless it changed where code is, see
+    _changes_code). Later passes therefore look only there and edit this
+    overlay, so nested markers such as `[9[9[9]]]` cost time linear in the
+    text instead of one full copy per pass.
+    """
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._dead: dict[int, int] = {}  # start -> end of each maximal deleted span
+        self._dead_end: dict[int, int] = {}  # end -> start
+        self._renders: dict[int, tuple[int, str]] = {}  # start -> (end, replacement)
+
+    def before(self, i: int) -> int:
+        """Index of the live character before boundary `i`; -1 at the start."""
+        return self._dead_end.get(i, i) - 1
+
+    def at(self, i: int) -> int:
+        """Index of the live character at or after boundary `i`; len(base) at the end."""
+        return self._dead.get(i, i)
+
+    def _forget_spans(self, start: int, end: int) -> None:
+        i = start
+        while i < end:
+            span_end = self._dead.pop(i, None)
+            if span_end is None:
+                i += 1
+            else:
+                del self._dead_end[span_end]
+                i = span_end
+
+    def delete(self, start: int, end: int) -> int:
+        """Delete `base[start:end]` (deleted spans inside included); return the merged span's start."""
+        self._forget_spans(start, end)
+        merged_start = self._dead_end.pop(start, start)
+        if merged_start != start:
+            del self._dead[merged_start]
+        merged_end = self._dead.pop(end, end)
+        if merged_end != end:
+            del self._dead_end[merged_end]
+        self._dead[merged_start] = merged_end
+        self._dead_end[merged_end] = merged_start
+        return merged_start
+
+    def render(self, start: int, end: int, replacement: str) -> None:
+        self._forget_spans(start, end)
+        self._renders[start] = (end, replacement)
+
+    def text(self) -> str:
+        if not self._dead and not self._renders:
+            return self.base
+        edits = sorted(
+            [(s, e, "") for s, e in self._dead.items()] + [(s, *r) for s, r in self._renders.items()]
+        )
+        out: list[str] = []
+        cursor = 0
+        for start, end, replacement in edits:
+            out += (self.base[cursor:start], replacement)
+            cursor = end
+        out.append(self.base[cursor:])
+        return "".join(out)
+
+
+def _changes_code(draft: _Draft, joins: list[int]) -> bool:
+    """Whether a join merged two backtick runs or made its line start with a fence.
+
+    Those are the only ways a removal (of marker text and blanks, outside code)
+    can move code boundaries; anything else changes the text only around the
+    join, where _local_pass looks.
+    """
+    base = draft.base
+    size = len(base)
+    for join in joins:
+        left, right = draft.before(join), draft.at(join)
+        if left >= 0 and right < size and base[left] == base[right] == "`":
+            return True
+        head: list[str] = []
+        i = left
+        while len(head) < 3 and i >= 0 and base[i] in "`~":
+            head.insert(0, base[i])
+            i = draft.before(i)
+        if len(head) == 3 or (i >= 0 and base[i] != "\n"):
+            continue  # the join is not among the first three characters of its line
+        i = right
+        while len(head) < 3 and i < size:
+            head.append(base[i])
+            i = draft.at(i + 1)
+        if "".join(head) in ("```", "~~~"):
+            return True
+    return False
+
+
+def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]) -> list[int]:
+    """The next pass when code boundaries did not move: only markers spanning a join are new.
+
+    Every other marker of the text is one the previous pass left, all of whose
+    members are in range, so this pass would leave it unchanged.
+    """
+    base = draft.base
+    size = len(base)
+    markers: list[tuple[int, int, tuple[int, ...]]] = []
+    seen: set[int] = set()
+    for join in joins:
+        i = draft.before(join)
+        while i >= 0 and base[i] in _CONTENT:
+            i = draft.before(i)
+        if i < 0 or base[i] != "[" or i in seen:
+            continue
+        seen.add(i)
+        chars = ["["]
+        k = draft.at(i + 1)
+        while k < size and base[k] in _CONTENT:
+            chars.append(base[k])
+            k = draft.at(k + 1)
+        if k == size or base[k] != "]":
+            continue
+        chars.append("]")
+        left, right = draft.before(i), draft.at(k + 1)
+        head = base[left] if left >= 0 else ""
+        probe = head + "".join(chars) + (base[right] if right < size else "")
+        match = _MARKER.match(probe, len(head))
+        if (
+            match is not None
+            and match.end() == len(head) + len(chars)
+            and (match.lastindex != 3 or _ranges_in_bounds(match.group(3)))
+        ):
+            markers.append((i, k + 1, _members(match)))
+    markers.sort()
+    new_joins: list[int] = []
+    for start, end, members in markers:
+        kept = [v for v in members if _in_range(v, count)]
+        if len(kept) == len(members):
+            continue
+        stripped += [v for v in members if not _in_range(v, count)]
+        if kept:
+            draft.render(start, end, _render_written(kept))
+            continue
+        previous = blank = draft.before(start)
+        while blank >= 0 and base[blank] in " \t":
+            blank = draft.before(blank)
+        if blank != previous:
+            new_joins.append(draft.delete(blank + 1, end))
+            continue
+        after = draft.at(end)
+        while after < size and base[after] in " \t":
+            after = draft.at(after + 1)
+        new_joins.append(draft.delete(start, after))
+    return new_joins
+
+
+def strip_out_of_range_markers(text: str, source_count: int) -> StripResult:
+    """Remove every marker member that is 0 or above `source_count`, pass after pass, per CITATIONS.md."""
+    stripped: list[int] = []
+    while True:
+        text, joins = _strip_pass(text, _scan(text), source_count, stripped)
+        draft = _Draft(text)
+        while joins and not _changes_code(draft, joins):
+            joins = _local_pass(draft, joins, source_count, stripped)
+        text = draft.text()
+        if not joins:
+            return StripResult(text, stripped)
+
+
+# --- Finalizing ------------------------------------------------------------------
+
+
+def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
+    """Drop uncited sources, renumber the rest in first-citation order and rewrite every marker.
+
+    Raises ValueError on a member outside 1..len(sources): strip first.
+    """
+    count = len(sources)
+    markers = _scan(text)
+    if not markers:
+        return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
+    mapping: dict[int, int] = {}
+    # Once a marker's members are all numbered, its rewriting is fixed: most
+    # markers repeat one another's text, so most are looked up, not parsed.
+    rendered: dict[str, str] = {}
+    out: list[str] = []
+    cursor = 0
+    for match in markers:
+        start, end = match.span()
+        written = match.group()
+        canonical = rendered.get(written)
+        if canonical is None:
+            members = _members(match)
+            for member in members:
+                if member not in mapping:
+                    if not _in_range(member, count):
+                        raise ValueError(
+                            f"the marker at offset {start} cites a source outside 1..{count}; "
+                            "strip_out_of_range_markers() must run first"
+                        )
+                    mapping[member] = len(mapping) + 1
+            canonical = rendered[written] = render_marker(mapping[m] for m in members)
+        out += (text[cursor:start], canonical)
+        cursor = end
+    out.append(text[cursor:])
+    return Finalized(
+        text="".join(out),
+        references=[sources[old - 1] for old in mapping],
+        mapping=mapping,
+        dropped=[n for n in range(1, count + 1) if n not in mapping],
+        fallback=False,
+    )

@@ -1,0 +1,128 @@
+"""Benchmark: strip + finalize on long, marker-dense answers against one plain regex pass (the floor).
+
+Run: .venv/bin/python bench/bench_citations.py  (prints a Markdown report)
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from answers.citations import MarkerStream, finalize_citations, strip_out_of_range_markers
+
+SOURCES = [f"source {n}" for n in range(1, 11)]
+REPEATS = 7
+WORDS = ["the", "of", "answer", "source", "retrieval", "cites", "a", "that", "is", "in", "for", "with", "as", "on", "it", "by", "this"]
+# Weighted marker forms: mostly plain single markers, as models write them, and
+# every other form the grammar has; 9 % of them point past the 10 sources.
+FORMS: list[tuple[int, Callable[[random.Random], str]]] = [
+    (60, lambda r: f"[{r.randint(1, 10)}]"),
+    (8, lambda r: f"[{r.randint(1, 10)}, {r.randint(1, 10)}]"),
+    (5, lambda r: f"[{r.randint(1, 5)}-{r.randint(6, 10)}]"),
+    (3, lambda r: f"[ {r.randint(1, 10)} ,\t{r.randint(1, 10)} ]"),
+    (3, lambda r: f"[0{r.randint(1, 9)}]"),
+    (6, lambda r: f"[{r.randint(11, 99)}]"),
+    (3, lambda r: f"[{r.randint(1, 10)}, {r.randint(11, 40)}, {r.randint(1, 10)}]"),
+    (4, lambda r: f"[{r.randint(1, 10)}][{r.randint(1, 10)}]"),
+    (3, lambda r: f"[{r.randint(1, 10)}](https://example.com)"),
+    (2, lambda r: f"`[{r.randint(1, 10)}]`"),
+    (3, lambda r: f"\\[{r.randint(1, 10)}]"),
+]
+FLOOR = re.compile(r"\[(\d+)\]")
+
+
+def answer(markers: int, seed: int = 7) -> str:
+    """About 50 characters per marker: prose, paragraphs, now and then a fenced block."""
+    rng = random.Random(seed)
+    weights = [w for w, _ in FORMS]
+    makers = [m for _, m in FORMS]
+    parts: list[str] = []
+    for i in range(markers):
+        parts.append(" ".join(rng.choices(WORDS, k=8)) + " ")
+        parts.append(rng.choices(makers, weights)[0](rng))
+        parts.append("." if i % 3 else ".\n\n")
+        if i % 500 == 499:
+            parts.append("\n```python\nitems[1] = items[2]  # [3]\n```\n")
+    return "".join(parts)
+
+
+def floor(text: str) -> str:
+    """One plain regex pass renumbering every `[n]`: the least any finalizer does."""
+    renumber = {n: (n * 7) % 10 + 1 for n in range(1, 11)}
+    return FLOOR.sub(lambda m: f"[{renumber.get(int(m.group(1)), 0)}]", text)
+
+
+def pipeline(text: str) -> str:
+    stripped = strip_out_of_range_markers(text, len(SOURCES))
+    return finalize_citations(stripped.text, SOURCES).text
+
+
+def stream(text: str, piece: int = 16) -> int:
+    scanner = MarkerStream()
+    found = sum(len(scanner.feed(text[i : i + piece])) for i in range(0, len(text), piece))
+    return found + len(scanner.close())
+
+
+def median_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def main() -> None:
+    print(f"Python {sys.version.split()[0]}, median of {REPEATS} runs.\n")
+    print("## strip + finalize against the floor\n")
+    print("| text | markers | floor (ms) | strip (ms) | finalize (ms) | strip + finalize (ms) | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for markers in (5_000, 10_000, 20_000):
+        text = answer(markers)
+        stripped = strip_out_of_range_markers(text, len(SOURCES)).text
+        floor_ms = median_ms(lambda text=text: floor(text))
+        strip_ms = median_ms(lambda text=text: strip_out_of_range_markers(text, len(SOURCES)))
+        final_ms = median_ms(lambda stripped=stripped: finalize_citations(stripped, SOURCES))
+        both_ms = median_ms(lambda text=text: pipeline(text))
+        print(
+            f"| {len(text) / 1e6:.2f} MB | {markers:,} | {floor_ms:.1f} | {strip_ms:.1f} | {final_ms:.1f} "
+            f"| {both_ms:.1f} | {both_ms / floor_ms:.2f}x |"
+        )
+
+    text = answer(20_000)
+    print("\n## MarkerStream over the 1 MB answer\n")
+    print("| piece size | time (ms) |")
+    print("|---:|---:|")
+    for piece in (1, 16, 256):
+        print(f"| {piece} | {median_ms(lambda piece=piece: stream(text, piece), repeats=3):.1f} |")
+
+    print("\n## Adversarial inputs (1,000,000 characters or so)\n")
+    print("| input | strip + finalize (ms) | MarkerStream, 16-char pieces (ms) |")
+    print("|---|---:|---:|")
+    adversarial = {
+        '`"[" + "1" * 10**6`': "[" + "1" * 10**6,
+        '`"[" * 10**6`': "[" * 10**6,
+        '`"[1," * 250_000`': "[1," * 250_000,
+        '`"[1," * 250_000 + "1]"` (one marker)': "[1," * 250_000 + "1]",
+        '`"[9" * 333_333 + "]" * 333_333` (one pass per level)': "[9" * 333_333 + "]" * 333_333,
+        '`"`" * 10**6`': "`" * 10**6,
+        "backtick runs of lengths 1..1414, each once": " ".join("`" * n for n in range(1, 1415)),
+        "500,000 runs of 1 and 2 backticks, unpaired at the end": "` `` " * 100_000 + "```x" + "a [1]" * 1000,
+        '`"\\n```\\n[1]" * 125_000` (fences)': "\n```\n[1]" * 125_000,
+        '`"\\\\[1]" * 250_000`': "\\[1]" * 250_000,
+    }
+    for label, text in adversarial.items():
+        pipeline_ms = median_ms(lambda text=text: pipeline(text), repeats=3)
+        stream_ms = median_ms(lambda text=text: stream(text), repeats=3)
+        print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} | {stream_ms:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Property tests of answers.citations: the CITATIONS.md properties, and agreement with literal readings."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from answers.citations import (
+    MarkerStream,
+    finalize_citations,
+    render_marker,
+    scan_markers,
+    strip_out_of_range_markers,
+)
+
+# Pieces that make the interesting structures likely: markers, near-markers,
+# fences, backtick runs, escapes, links and reference definitions.
+TOKENS = [
+    "[", "]", "0", "1", "2", "3", "9", "12", ",", ", ", "-", "–", " ", "\t", "\n",
+    "`", "``", "```", "~", "~~~", "\\", "(", ":", "a", "b", "١",
+    "[1]", "[2]", "[3]", "[9]", "[0]", "[2, 3]", "[1-3]", "[3–1]", "[1][2]", "[9](x)", "[4]:",
+]  # fmt: skip
+# Fewer kinds of pieces, so that removals next to fences, backtick runs and
+# blanks (the cases that make strip repeat its pass) come up often.
+DENSE_TOKENS = ["[9]", "[1]", "[9, 1]", "[", "]", "9", "1", " ", "\n", "`", "```", "~~~", "\\", "(", ":", "x"]
+
+
+def _nest(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Brackets around brackets: `[9[9]]` and kin take one pass per level."""
+    opening = st.sampled_from(["[", "[9", "[1", "[9,", " [9", "`[9", "\n[9", "[9 "])
+    closing = st.sampled_from(["]", "] ", "]`", "]:", "](", "1]", "]\n"])
+    return st.tuples(opening, inner, closing, inner).map("".join)
+
+
+# Whole lines, so that fences open and close around markers, and removals
+# turn lines into fence lines (`[9]```` loses its `[9]`).
+LINES = [
+    "```", "~~~", "```py", "[9]```", "[9[9]]```", "[9] ~~~", "\t[9]`", "[9]", "[1]", "[9] [1]",
+    "x [9]", "`[9]` [9]", "``[9]` [9] `", "[9][1]: x", "[1] [9](x)", "\\ [9][1]", "",
+]  # fmt: skip
+dense = st.lists(st.sampled_from(DENSE_TOKENS), max_size=30).map("".join)
+texts = st.one_of(
+    st.lists(st.sampled_from(TOKENS), max_size=40).map("".join),
+    dense,
+    st.recursive(st.sampled_from(DENSE_TOKENS), _nest, max_leaves=12),
+    st.lists(st.one_of(st.sampled_from(LINES), dense), max_size=8).map("\n".join),
+)
+source_counts = st.integers(min_value=0, max_value=4)
+
+PROPERTY = settings(max_examples=400, deadline=None, derandomize=True)
+
+
+# --- Literal readings of the spec, written for clarity, not speed ----------------
+
+
+def _code_mask(text: str) -> list[bool]:
+    """Which characters are code: fenced blocks first, then inline spans per stretch."""
+    code = [False] * len(text)
+    stretches: list[tuple[int, int]] = []
+    stretch_start = 0
+    fence = None
+    line_start = 0
+    while line_start <= len(text):
+        line_end = text.find("\n", line_start)
+        if line_end < 0:
+            line_end = len(text)
+        head = text[line_start : line_start + 3]
+        closes = fence is not None and head == fence
+        if fence is None and head in ("```", "~~~"):
+            stretches.append((stretch_start, line_start))
+            fence = head
+        for i in range(line_start, line_end):
+            code[i] = fence is not None
+        if closes:
+            fence = None
+            stretch_start = line_end + 1
+        line_start = line_end + 1
+    if fence is None:
+        stretches.append((stretch_start, len(text)))
+    for start, end in stretches:
+        runs = []
+        i = start
+        while i < end:
+            if text[i] == "`":
+                j = i
+                while j < end and text[j] == "`":
+                    j += 1
+                runs.append((i, j))
+                i = j
+            else:
+                i += 1
+        k = 0
+        while k < len(runs):
+            length = runs[k][1] - runs[k][0]
+            partner = next((m for m in range(k + 1, len(runs)) if runs[m][1] - runs[m][0] == length), None)
+            if partner is None:
+                k += 1
+                continue
+            for i in range(runs[k][0], runs[partner][1]):
+                code[i] = True
+            k = partner + 1
+    return code
+
+
+def _members_of(content: str) -> tuple[int, ...] | None:
+    values: list[int] = []
+    for part in content.split(","):
+        part = part.strip(" \t")
+        dash = next((d for d in "-–" if d in part), None)
+        bounds = part.split(dash) if dash else [part]
+        if len(bounds) > 2 or not all(b and b.isascii() and b.isdigit() for b in bounds):
+            return None
+        low, high = int(bounds[0]), int(bounds[-1])
+        if not (low <= high and high - low < 50):
+            return None
+        values.extend(range(low, high + 1))
+    return tuple(dict.fromkeys(values))
+
+
+def literal_scan(text: str) -> list[tuple[int, int, tuple[int, ...]]]:
+    code = _code_mask(text)
+    found = []
+    for start, char in enumerate(text):
+        if char != "[" or code[start]:
+            continue
+        close = text.find("]", start)
+        if close < 0:
+            continue
+        members = _members_of(text[start + 1 : close])
+        after = text[close + 1 : close + 2]
+        at_line_start = start == 0 or text[start - 1] == "\n"
+        if (
+            members is None
+            or (start > 0 and text[start - 1] == "\\")
+            or after == "("
+            or (at_line_start and after == ":")
+        ):
+            continue
+        found.append((start, close + 1, members))
+    return found
+
+
+def literal_strip(text: str, count: int) -> tuple[str, list[int]]:
+    stripped: list[int] = []
+    while True:
+        markers = literal_scan(text)
+        changed = False
+        shift = 0  # how far the removals and re-renders so far moved the text
+        for start, end, members in markers:
+            start, end = start + shift, end + shift
+            kept = [m for m in members if 1 <= m <= count]
+            if len(kept) == len(members):
+                continue
+            changed = True
+            stripped += [m for m in members if not 1 <= m <= count]
+            if kept:
+                new = "[" + ", ".join(map(str, kept)) + "]"
+                text = text[:start] + new + text[end:]
+                shift += len(new) - (end - start)
+                continue
+            before = start
+            while before > 0 and text[before - 1] in " \t":
+                before -= 1
+            after = end
+            if before == start:
+                while after < len(text) and text[after] in " \t":
+                    after += 1
+            text = text[:before] + text[after:]
+            shift -= after - before
+        if not changed:
+            return text, stripped
+
+
+def _as_tuples(text: str) -> list[tuple[int, int, tuple[int, ...]]]:
+    return [(m.start, m.end, m.members) for m in scan_markers(text)]
+
+
+def _outside_markers(text: str) -> list[str]:
+    pieces, cursor = [], 0
+    for marker in scan_markers(text):
+        pieces.append(text[cursor : marker.start])
+        cursor = marker.end
+    return [*pieces, text[cursor:]]
+
+
+def _stream(pieces: list[str]) -> list[tuple[int, int, tuple[int, ...]]]:
+    stream = MarkerStream()
+    found = [m for piece in pieces for m in stream.feed(piece)] + stream.close()
+    return [(m.start, m.end, m.members) for m in found]
+
+
+# --- The scanner --------------------------------------------------------------
+
+
+@PROPERTY
+@given(texts)
+def test_scanner_agrees_with_the_literal_reading(text: str) -> None:
+    assert _as_tuples(text) == literal_scan(text)
+
+
+@PROPERTY
+@given(texts)
+def test_stream_agrees_with_the_scanner_for_every_split_in_two(text: str) -> None:
+    whole = _as_tuples(text)
+    for cut in range(len(text) + 1):
+        assert _stream([text[:cut], text[cut:]]) == whole, cut
+
+
+@PROPERTY
+@given(texts, st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+def test_stream_agrees_with_the_scanner_for_any_splits(text: str, cuts: list[int]) -> None:
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    assert _stream(pieces) == _as_tuples(text)
+
+
+@PROPERTY
+@given(texts)
+def test_stream_agrees_with_the_scanner_one_character_at_a_time(text: str) -> None:
+    assert _stream(list(text)) == _as_tuples(text)
+
+
+@PROPERTY
+@given(texts.map(lambda text: text.replace("`", "")))
+def test_stream_emits_each_marker_once_the_character_after_it_arrives(text: str) -> None:
+    # Without backticks nothing can hold a marker back for longer.
+    whole = scan_markers(text)
+    stream = MarkerStream()
+    emitted = []
+    for end in range(1, len(text) + 1):
+        emitted += stream.feed(text[end - 1])
+        assert emitted == [m for m in whole if m.end < end]
+    assert emitted + stream.close() == whole
+
+
+# --- strip ----------------------------------------------------------------------
+
+
+@PROPERTY
+@given(texts, source_counts)
+def test_strip_agrees_with_the_literal_pass_by_pass_reading(text: str, count: int) -> None:
+    result = strip_out_of_range_markers(text, count)
+    assert (result.text, result.stripped) == literal_strip(text, count)
+
+
+@PROPERTY
+@given(texts, source_counts)
+def test_strip_leaves_no_member_out_of_range_and_is_idempotent(text: str, count: int) -> None:
+    once = strip_out_of_range_markers(text, count)
+    assert all(1 <= m <= count for marker in scan_markers(once.text) for m in marker.members)
+    twice = strip_out_of_range_markers(once.text, count)
+    assert twice.text == once.text
+    assert twice.stripped == []
+
+
+# --- finalize ---------------------------------------------------------------------
+
+
+def _finalized(text: str, count: int) -> tuple[str, list[str]]:
+    sources = [f"s{n}" for n in range(1, count + 1)]
+    final = finalize_citations(strip_out_of_range_markers(text, count).text, sources)
+    return final.text, final.references
+
+
+@PROPERTY
+@given(texts, source_counts)
+def test_finalize_is_idempotent(text: str, count: int) -> None:
+    final_text, references = _finalized(text, count)
+    again = finalize_citations(final_text, references)
+    assert again.text == final_text
+    assert again.references == references
+    assert again.mapping == {n: n for n in range(1, len(references) + 1)}
+    assert again.dropped == []
+
+
+@PROPERTY
+@given(texts, source_counts)
+def test_every_final_marker_is_in_range_and_every_reference_cited(text: str, count: int) -> None:
+    sources = [f"s{n}" for n in range(1, count + 1)]
+    final = finalize_citations(strip_out_of_range_markers(text, count).text, sources)
+    markers = scan_markers(final.text)
+    cited = {m for marker in markers for m in marker.members}
+    assert all(1 <= m <= len(final.references) for m in cited)
+    if final.fallback:
+        assert markers == []
+        assert final.references == sources
+    else:
+        assert cited == set(range(1, len(final.references) + 1))
+        assert sorted([*final.mapping, *final.dropped]) == list(range(1, count + 1))
+        assert [final.references[new - 1] for new in final.mapping.values()] == [
+            sources[old - 1] for old in final.mapping
+        ]
+
+
+@PROPERTY
+@given(texts, source_counts)
+def test_finalize_changes_only_the_markers(text: str, count: int) -> None:
+    stripped = strip_out_of_range_markers(text, count).text
+    final = finalize_citations(stripped, [f"s{n}" for n in range(1, count + 1)])
+    assert _outside_markers(final.text) == _outside_markers(stripped)
+    for marker in scan_markers(final.text):
+        assert final.text[marker.start : marker.end] == render_marker(marker.members)
