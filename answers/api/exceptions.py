@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from rest_framework import status
@@ -11,12 +12,18 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 
 class ProviderFailed(APIException):
-    status_code = status.HTTP_502_BAD_GATEWAY
+    """The provider failed; the answer is stored as failed and its id goes with the error."""
+
+    status_code: int = status.HTTP_502_BAD_GATEWAY
     default_detail = "The answer provider failed."
     default_code = "provider_failed"
 
+    def __init__(self, detail: str | None = None, *, answer_id: uuid.UUID | None = None) -> None:
+        super().__init__(detail)
+        self.answer_id = answer_id
 
-class ProviderTimedOut(APIException):
+
+class ProviderTimedOut(ProviderFailed):
     status_code = status.HTTP_504_GATEWAY_TIMEOUT
     default_detail = "The answer provider did not answer in time."
     default_code = "provider_timeout"
@@ -25,8 +32,6 @@ class ProviderTimedOut(APIException):
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus the answer id on provider failures so the trail can be found."""
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(exc, ProviderFailed | ProviderTimedOut):
-        answer_id = getattr(exc, "answer_id", None)
-        if answer_id is not None and isinstance(response.data, dict):
-            response.data["id"] = str(answer_id)
+    if response is not None and isinstance(exc, ProviderFailed) and exc.answer_id is not None:
+        response.data["id"] = str(exc.answer_id)
     return response

@@ -1,7 +1,15 @@
 """REST API routes (mounted under /api/)."""
 
-from django.urls import URLPattern
+from django.urls import path
+
+from answers.api import documents, views
 
 app_name = "api"
 
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("answers/", views.AnswerAskView.as_view(), name="answer-ask"),
+    path("answers/<str:answer_id>/", views.AnswerDetailView.as_view(), name="answer-detail"),
+    path("answers/<str:answer_id>/trail/", views.AnswerTrailView.as_view(), name="answer-trail"),
+    path("documents/", documents.DocumentUpsertView.as_view(), name="document-upsert"),
+    path("documents/<int:document_id>/", documents.DocumentDetailView.as_view(), name="document-detail"),
+]

@@ -1,0 +1,169 @@
+"""Input and output serializers of the answers API (one small pair per operation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from answers.conf import conf
+from answers.models import Answer, AnswerSource
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: DRF's CharField would accept 42 as "42"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, and only that: DRF's BooleanField would accept "yes" or 1."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class AskInputSerializer(serializers.Serializer[Any]):
+    question = StrictCharField(trim_whitespace=True, allow_blank=False)
+    stream = StrictBooleanField(default=False)
+
+    def validate_question(self, value: str) -> str:
+        limit = conf.MAX_QUESTION_LENGTH
+        if len(value) > limit:
+            raise serializers.ValidationError(
+                f"Ensure this field has no more than {limit} characters (it has {len(value)})."
+            )
+        return value
+
+
+class ReferenceSerializer(serializers.Serializer[Any]):
+    """A numbered source as clients see it."""
+
+    number = serializers.IntegerField()
+    document_id = serializers.IntegerField(allow_null=True)
+    title = serializers.CharField()
+    url = serializers.CharField(allow_blank=True)
+    excerpt = serializers.CharField()
+
+
+class AnswerErrorSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class AnswerOutputSerializer(serializers.Serializer[Any]):
+    """The answer object: the finalized text/references pair once `done`."""
+
+    id = serializers.UUIDField()
+    question = serializers.CharField()
+    status = serializers.ChoiceField(choices=Answer.Status.choices)
+    text = serializers.SerializerMethodField()
+    references = serializers.SerializerMethodField()
+    fallback = serializers.BooleanField()
+    error = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_text(self, answer: Answer) -> str:
+        return answer.final_text if answer.status == Answer.Status.DONE else ""
+
+    def get_references(self, answer: Answer) -> list[dict[str, Any]]:
+        return references_of(answer)
+
+    def get_error(self, answer: Answer) -> dict[str, str] | None:
+        if answer.status != Answer.Status.FAILED:
+            return None
+        return {"kind": answer.error_kind, "detail": answer.error_message}
+
+
+def reference_of(source: AnswerSource, number: int) -> dict[str, Any]:
+    return {
+        "number": number,
+        "document_id": source.document_id,
+        "title": source.title,
+        "url": source.url,
+        "excerpt": source.excerpt,
+    }
+
+
+def references_of(answer: Answer) -> list[dict[str, Any]]:
+    """Done: the final references in final order. Otherwise: every retrieved source, retrieval order."""
+    sources = sorted(answer.sources.all(), key=lambda s: s.original_number)
+    if answer.status != Answer.Status.DONE:
+        return [reference_of(s, s.original_number) for s in sources]
+    final = [s for s in sources if s.final_number is not None]
+    final.sort(key=lambda s: s.final_number or 0)
+    return [reference_of(s, s.final_number or 0) for s in final]
+
+
+class AskAcceptedSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    status = serializers.CharField()
+    url = serializers.CharField()
+    events_url = serializers.CharField()
+
+
+class TrailSourceSerializer(serializers.ModelSerializer[AnswerSource]):
+    score = serializers.FloatField(source="rerank_score")
+
+    class Meta:
+        model = AnswerSource
+        fields = [
+            "original_number",
+            "final_number",
+            "status",
+            "document_id",
+            "title",
+            "url",
+            "excerpt",
+            "score",
+            "lexical_score",
+            "citation_count",
+            "first_cited_offset",
+        ]
+
+
+class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
+    text = serializers.CharField(source="final_text")
+    sources = TrailSourceSerializer(many=True)
+    error = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Answer
+        fields = [
+            "id",
+            "question",
+            "status",
+            "delivery",
+            "raw_text",
+            "text",
+            "stripped",
+            "fallback",
+            "truncated",
+            "provider",
+            "model",
+            "prompt_version",
+            "min_score",
+            "max_sources",
+            "retrieval_trace",
+            "retrieval_ms",
+            "first_piece_ms",
+            "generation_ms",
+            "total_ms",
+            "created_at",
+            "finished_at",
+            "error",
+            "sources",
+        ]
+
+    def get_error(self, answer: Answer) -> dict[str, str] | None:
+        if answer.status != Answer.Status.FAILED:
+            return None
+        return {"kind": answer.error_kind, "detail": answer.error_message}

@@ -1,0 +1,104 @@
+"""Answers API views: validate, call the service, serialize. Nothing else."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from adrf.views import APIView
+from asgiref.sync import sync_to_async
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotAuthenticated, NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from answers import events, selectors, services
+from answers.api.exceptions import ProviderFailed, ProviderTimedOut
+from answers.api.permissions import CanViewTrail
+from answers.api.serializers import (
+    AnswerOutputSerializer,
+    AskAcceptedSerializer,
+    AskInputSerializer,
+    TrailOutputSerializer,
+)
+from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.models import Answer
+
+
+def _parse_id(raw: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise NotFound("No answer has this id.") from None
+
+
+class AnswerAskView(APIView):  # type: ignore[misc]
+    """POST /api/answers/: ask a question (JSON path, or SSE with `stream: true`)."""
+
+    def get_throttles(self) -> list[Any]:
+        if self.request.method == "POST":
+            return [AskAnonThrottle(), AskUserThrottle()]
+        return []
+
+    @extend_schema(
+        request=AskInputSerializer,
+        responses={
+            201: AnswerOutputSerializer,
+            202: AskAcceptedSerializer,
+            400: OpenApiResponse(description="A field is missing, blank, too long or of the wrong type."),
+            502: OpenApiResponse(description="The provider failed; the answer is stored as failed."),
+            504: OpenApiResponse(description="The provider timed out; the answer is stored as failed."),
+        },
+    )
+    async def post(self, request: Request) -> Response:
+        data = AskInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        stream = data.validated_data["stream"]
+        user = request.user
+        answer = await services.ask(
+            question=data.validated_data["question"],
+            asker_id=user.pk if user.is_authenticated else None,
+            delivery=Answer.Delivery.SSE if stream else Answer.Delivery.JSON,
+        )
+        if stream:
+            accepted = {
+                "id": answer.id,
+                "status": answer.status,
+                "url": request.build_absolute_uri(f"/api/answers/{answer.id}/"),
+                "events_url": request.build_absolute_uri(events.events_url(answer.id)),
+            }
+            return Response(AskAcceptedSerializer(accepted).data, status=status.HTTP_202_ACCEPTED)
+        if answer.status == Answer.Status.FAILED:
+            error_class = ProviderTimedOut if answer.error_kind == "timeout" else ProviderFailed
+            raise error_class(answer.error_message or None, answer_id=answer.id)
+        finished = await sync_to_async(selectors.answer_get)(answer_id=answer.id, user=user)
+        return Response(AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED)
+
+
+class AnswerDetailView(APIView):  # type: ignore[misc]
+    """GET /api/answers/<id>/: the answer object (the finalized pair once done)."""
+
+    @extend_schema(responses={200: AnswerOutputSerializer})
+    async def get(self, request: Request, answer_id: str) -> Response:
+        parsed = _parse_id(answer_id)
+        answer = await sync_to_async(selectors.answer_get)(answer_id=parsed, user=request.user)
+        if answer is None:
+            exists = await Answer.objects.filter(id=parsed).aexists()
+            if exists and not request.user.is_authenticated:
+                raise NotAuthenticated("Sign in to read this answer.")
+            raise NotFound("No answer has this id.")
+        return Response(AnswerOutputSerializer(answer).data)
+
+
+class AnswerTrailView(APIView):  # type: ignore[misc]
+    """GET /api/answers/<id>/trail/: the whole citation trail, for staff and QA reviewers."""
+
+    permission_classes = [CanViewTrail]
+
+    @extend_schema(responses={200: TrailOutputSerializer})
+    async def get(self, request: Request, answer_id: str) -> Response:
+        answer = await sync_to_async(selectors.answer_trail_get)(answer_id=_parse_id(answer_id))
+        if answer is None:
+            raise NotFound("No answer has this id.")
+        return Response(TrailOutputSerializer(answer).data)

@@ -1,0 +1,119 @@
+"""The pipeline service under load and from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from answers import services
+from answers.models import Answer
+from answers.providers.openai_provider import OpenAIProvider
+from tests.fixtures.answers import QUESTION
+from tests.fixtures.providers import Reply
+
+pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_openai):
+    count = 20
+
+    def reply(body):
+        question = body["messages"][-1]["content"]
+        number = question.rsplit("#", 1)[-1].split()[0]
+        return Reply(pieces=[f"Answer {number} ", "cites [2]", " then [1]."], delay_s=0.01)
+
+    stub_openai.set_default(reply)
+    provider = OpenAIProvider(base_url=stub_openai.base_url, api_key="k", model="stub-model", timeout=10)
+
+    answers = await asyncio.gather(
+        *[
+            services.ask(question=f"{QUESTION} #{i} ", asker_id=None, delivery="json", provider=provider)
+            for i in range(count)
+        ]
+    )
+
+    assert [a.status for a in answers] == ["done"] * count
+    stored = await sync_to_async(list)(Answer.objects.order_by("question"))
+    assert len(stored) == count
+    assert {a.status for a in stored} == {"done"}
+    for answer in stored:
+        number = answer.question.rsplit("#", 1)[-1].strip()
+        assert answer.final_text == f"Answer {number} cites [1] then [2]."
+    assert await Answer.objects.filter(status__in=["pending", "streaming"]).acount() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_sse_generation_finishes_in_the_background_with_nobody_listening(stub_openai):
+    stub_openai.enqueue(Reply(pieces=["Later [4]", " and [2]."], delay_s=0.05))
+    provider = OpenAIProvider(base_url=stub_openai.base_url, api_key="k", model="stub-model", timeout=10)
+
+    answer = await services.ask(question=QUESTION, asker_id=None, delivery="sse", provider=provider)
+
+    assert answer.status == "streaming"  # returned before generation ended
+    await services.wait_for_background()
+    done = await Answer.objects.aget(id=answer.id)
+    assert done.status == "done"
+    assert done.final_text == "Later [1] and [2]."
+
+
+@pytest.mark.django_db
+def test_stale_in_flight_answers_are_reaped_as_failed(answer_factory):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    finished = answer_factory(text="Done [1].")
+    stale = answer_factory(text="Done [1].")
+    Answer.objects.filter(id=stale.id).update(
+        status="streaming", heartbeat_at=timezone.now() - timedelta(minutes=10)
+    )
+
+    reaped = services.answer_reap_stale(older_than=timedelta(minutes=5))
+
+    assert reaped == [stale.id]
+    assert Answer.objects.get(id=stale.id).status == "failed"
+    assert Answer.objects.get(id=stale.id).error_kind == "stale"
+    assert Answer.objects.get(id=finished.id).status == "done"
+
+
+@pytest.mark.django_db
+def test_the_ask_command_prints_the_answer_sources_and_dropped_ones(capsys, stub_openai):
+    stub_openai.enqueue(Reply(pieces=["Teacups [3]", " and walruses [1]."]))
+
+    call_command("ask", QUESTION)
+
+    out = capsys.readouterr().out
+    assert "Teacups [1] and walruses [2]." in out
+    assert "Sources:" in out
+    answer = Answer.objects.get()
+    by_number = {s.original_number: s for s in answer.sources.all()}
+    assert f"[1] {by_number[3].title} <{by_number[3].url}>" in out
+    assert f"[2] {by_number[1].title}" in out
+    assert "Dropped" in out
+    assert f"was [2] {by_number[2].title}" in out
+    assert str(answer.id) in out
+
+
+@pytest.mark.django_db
+def test_the_ask_command_streams_pieces_with_stream(capsys, stub_openai):
+    stub_openai.enqueue(Reply(pieces=["Raw [2]", " [9] text."]))
+
+    call_command("ask", QUESTION, "--stream")
+
+    out = capsys.readouterr().out
+    assert out.startswith("Raw [2] [9] text.")
+    assert "Raw [1] text." in out
+
+
+@pytest.mark.django_db
+def test_the_ask_command_fails_loudly_on_provider_errors(capsys, stub_openai):
+    stub_openai.set_default(Reply(status=500))
+
+    with pytest.raises(CommandError, match="failed"):
+        call_command("ask", QUESTION)
+    assert Answer.objects.get().status == "failed"
