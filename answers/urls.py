@@ -1,7 +1,14 @@
 """Page routes of the answers app."""
 
-from django.urls import URLPattern
+from django.urls import path
+
+from answers import views
 
 app_name = "answers"
 
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("", views.ask_page, name="ask-page"),
+    path("ask/", views.ask_submit, name="ask"),
+    path("answers/<uuid:answer_id>/", views.answer_permalink, name="permalink"),
+    path("answers/<uuid:answer_id>/events/", views.answer_events, name="events"),
+]

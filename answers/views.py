@@ -1,10 +1,49 @@
-"""Web views: the health probe (the ask page and permalinks join it)."""
+"""Web views: the health probe, the answers' event streams, the ask page, its no-JS path, permalinks."""
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_POST
+from django_eventstream.views import events as eventstream_events
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+
+from answers import selectors, services
+from answers.api.serializers import references_of
+from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.events import channel_for, events_url
+from answers.forms import AskForm
+from answers.models import Answer
+from answers.rendering import link_url, render_answer_html, source_anchor
+
+# The pages build their DOM from data, never from markup they did not sanitize; this
+# policy makes any markup that slipped through inert (no inline script, no handlers).
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 
 def _ping_database() -> None:
@@ -23,3 +62,100 @@ async def healthz(request: HttpRequest) -> JsonResponse:
             status=503,
         )
     return JsonResponse({"status": "ok"})
+
+
+def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
+    """SSE stream of one answer. Access is checked here, so a stranger gets a plain 403/404.
+
+    The stock django-eventstream view only sees session users; a token
+    (`Authorization: Token ...`) is resolved here and handed to it.
+    """
+    if request.headers.get("Authorization", "").startswith("Token "):
+        try:
+            authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+        except AuthenticationFailed as exc:
+            return JsonResponse({"detail": str(exc.detail)}, status=401)
+        if authenticated is not None:
+            request.user = authenticated[0]
+    if not Answer.objects.filter(id=answer_id).exists():
+        return JsonResponse({"detail": "No answer has this id."}, status=404)
+    if not selectors.answer_readable_by(answer_id=answer_id, user=request.user):
+        if not request.user.is_authenticated:
+            return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
+        return JsonResponse({"detail": "No answer has this id."}, status=404)
+    response: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
+    return response
+
+
+def _page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    response = TemplateResponse(request, template, context, status=status)
+    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response["Referrer-Policy"] = "same-origin"
+    return response.render()
+
+
+def _answer_context(answer: Answer | None) -> dict[str, Any]:
+    """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
+    if answer is None:
+        return {"answer": None, "status": "", "references": [], "answer_html": ""}
+    references = [
+        {**ref, "anchor": source_anchor(ref["number"]), "link": link_url(ref["url"])}
+        for ref in references_of(answer)
+    ]
+    done = answer.status == Answer.Status.DONE
+    in_flight = answer.status in (Answer.Status.PENDING, Answer.Status.STREAMING)
+    return {
+        "answer": answer,
+        "status": answer.status,
+        "references": references,
+        "answer_html": render_answer_html(answer.final_text, reference_count=len(references)) if done else "",
+        # A shared link opened while the answer is still being written joins its stream.
+        "events_url": events_url(answer.id) if in_flight and answer.delivery == Answer.Delivery.SSE else "",
+    }
+
+
+@require_GET
+def ask_page(request: HttpRequest) -> HttpResponse:
+    """The ask page: a question form; its script streams the answer, and it works without it."""
+    return _page(request, "answers/ask.html", {"form": AskForm(), **_answer_context(None)})
+
+
+def _throttled(request: HttpRequest) -> bool:
+    # The same limits (and counters) as POST /api/answers/: the page is another way to ask.
+    throttles = [AskAnonThrottle(), AskUserThrottle()]
+    return not all(t.allow_request(request, None) for t in throttles)  # type: ignore[arg-type]
+
+
+@require_POST
+async def ask_submit(request: HttpRequest) -> HttpResponse:
+    """The form's no-JavaScript path: answer on the JSON path, then 303 to the answer's permalink."""
+    user = await request.auser()
+    request.user = user
+    form = AskForm(request.POST)
+    if not form.is_valid():
+        return await sync_to_async(_page)(
+            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 400
+        )
+    if _throttled(request):
+        form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
+        return await sync_to_async(_page)(
+            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 429
+        )
+    answer = await services.ask(
+        question=form.cleaned_data["question"],
+        asker_id=user.pk if user.is_authenticated else None,
+        delivery=Answer.Delivery.JSON,
+    )
+    # 303: the browser follows with a GET, so reloading the permalink never asks again.
+    response = HttpResponseRedirect(answer.get_absolute_url())
+    response.status_code = 303
+    return response
+
+
+@require_GET
+def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
+    """One answer, server-rendered: the persisted final pair (or its error). Same read rules as the API."""
+    answer = selectors.answer_get(answer_id=answer_id, user=request.user)
+    if answer is None:
+        raise Http404("No answer has this id.")
+    return _page(request, "answers/answer_detail.html", {"form": AskForm(), **_answer_context(answer)})

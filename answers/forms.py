@@ -1,0 +1,26 @@
+"""The ask form of the web page (the no-JavaScript path; the script posts JSON to the API instead)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.validators import MaxLengthValidator
+
+from answers.conf import conf
+
+
+class AskForm(forms.Form):
+    question = forms.CharField(
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Please type a question."},
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The limit is read per form, not at import, so it follows the settings.
+        limit = conf.MAX_QUESTION_LENGTH
+        field = self.fields["question"]
+        field.validators.append(MaxLengthValidator(limit))
+        field.widget.attrs["maxlength"] = str(limit)

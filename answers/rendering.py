@@ -1,0 +1,117 @@
+"""Server-side rendering of an answer's final text to sanitized HTML with citation links.
+
+Used by the `done` event's `html`, the permalink page and admin. The text is
+escaped first; only then are citation markers (found by the same scanner the
+finalizer uses) turned into links to the Sources list (`#source-N`). nh3 then
+cleans the result against a strict allow-list as a second guard.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlsplit
+
+import nh3
+
+from answers.citations import scan_markers
+
+ALLOWED_TAGS = frozenset({"p", "br", "a"})
+ALLOWED_ATTRIBUTES = {"a": {"href", "class"}}
+ALLOWED_URL_SCHEMES = frozenset({"http", "https"})
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
+
+
+def source_anchor(number: int) -> str:
+    """The id of a source's item in the Sources list (the target of its citation links)."""
+    return f"source-{number}"
+
+
+def link_url(url: str) -> str | None:
+    """`url` when it may become a link (http, https, or site-relative); else None.
+
+    Site-relative means one leading slash: `//host` and `/\\host` are
+    protocol-relative to a browser, so they are refused.
+    """
+    if url != url.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in url):
+        return None
+    if url.lower().startswith(("http://", "https://")):
+        try:
+            host = urlsplit(url).netloc
+        except ValueError:
+            return None
+        return url if host else None
+    if url.startswith("/") and not url.startswith(("//", "/\\")):
+        return url
+    return None
+
+
+def _link_marker(members: list[int], reference_count: int) -> str | None:
+    if not members or any(not 1 <= m <= reference_count for m in members):
+        return None
+    if len(members) == 1:
+        n = members[0]
+        return f'<a class="cite" href="#{source_anchor(n)}">[{n}]</a>'
+    links = ", ".join(f'<a class="cite" href="#{source_anchor(n)}">{n}</a>' for n in members)
+    return f"[{links}]"
+
+
+def render_answer_html(text: str, *, reference_count: int) -> str:
+    """The final text as HTML paragraphs; markers within 1..reference_count link to `#source-N`.
+
+    Nothing from the text survives as markup: it is escaped before any tag is
+    added, and nh3 removes anything outside the allow-list regardless.
+    """
+    normalized = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if not normalized.strip():
+        return ""
+    rendered = _render_paragraphs(normalized, reference_count)
+    return nh3.clean(
+        rendered,
+        tags=set(ALLOWED_TAGS),
+        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+        url_schemes=set(ALLOWED_URL_SCHEMES),
+        link_rel=None,
+        strip_comments=True,
+    )
+
+
+def _render_paragraphs(text: str, reference_count: int) -> str:
+    """Escape `text` and wrap each paragraph (blank-line separated) in <p>, linking markers.
+
+    Markers are scanned once over the whole text, so code spans and fences are
+    judged exactly as the finalizer judges them; a marker never holds a line
+    break, so it never straddles a paragraph break. Single newlines become <br>.
+    """
+    out: list[str] = []
+    paragraph: list[str] = []
+    position = 0
+    breaks = [(m.start(), m.end()) for m in _PARAGRAPH_BREAK.finditer(text)]
+    markers: list[tuple[int, int, str]] = []
+    for marker in scan_markers(text):
+        link = _link_marker(list(marker.members), reference_count)
+        if link is not None:
+            markers.append((marker.start, marker.end, link))
+    marker_index = 0
+
+    def emit_plain(segment: str) -> None:
+        if segment:
+            paragraph.append(html.escape(segment, quote=True).replace("\n", "<br>"))
+
+    def close_paragraph() -> None:
+        if paragraph:
+            out.append("<p>" + "".join(paragraph) + "</p>")
+            paragraph.clear()
+
+    for break_start, break_end in [*breaks, (len(text), len(text))]:
+        while marker_index < len(markers) and markers[marker_index][0] < break_start:
+            start, end, link = markers[marker_index]
+            emit_plain(text[position:start])
+            paragraph.append(link)
+            position = end
+            marker_index += 1
+        emit_plain(text[position:break_start])
+        position = break_end
+        close_paragraph()
+    return "".join(out)

@@ -1,0 +1,316 @@
+// The ask page's script: posts the question (stream: true), follows the answer's events,
+// and renders them. Text from the model or a document only ever enters the page through
+// textContent / createTextNode; the one exception is the `html` of `done`, which the
+// server rendered and sanitized. Without this script the form posts to /ask/ instead.
+(function () {
+  "use strict";
+
+  const STATUS_TEXT = {
+    streaming: "Writing the answer…",
+    done: "",
+    failed: "The answer could not be finished.",
+  };
+
+  function safeLink(url) {
+    // Only http(s) and site-relative URLs become links ("//host" and "/\host" are not site-relative).
+    if (typeof url !== "string" || url !== url.trim() || /[\u0000-\u001f\u007f]/.test(url)) {
+      return null;
+    }
+    if (/^\/(?![\/\\])/.test(url)) {
+      return url;
+    }
+    if (/^https?:\/\//i.test(url)) {
+      try {
+        const parsed = new URL(url);
+        return parsed.protocol === "http:" || parsed.protocol === "https:" ? url : null;
+      } catch (error) {
+        return null;
+      }
+    }
+    return null;
+  }
+
+  function parse(event) {
+    try {
+      return JSON.parse(event.data);
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function AnswerView(container) {
+    this.container = container;
+    this.text = container.querySelector("[data-answer-text]");
+    this.sources = container.querySelector("[data-answer-sources]");
+    this.state = container.querySelector("[data-answer-state]");
+    this.error = container.querySelector("[data-answer-error]");
+    this.fallback = container.querySelector("[data-answer-fallback]");
+    this.permalinkBlock = container.querySelector("[data-answer-permalink-block]");
+    this.permalink = container.querySelector("[data-answer-permalink]");
+    this.stream = null;
+  }
+
+  AnswerView.prototype.setStatus = function (status) {
+    this.container.dataset.answerStatus = status;
+    this.text.setAttribute("aria-busy", status === "streaming" ? "true" : "false");
+    this.state.textContent = STATUS_TEXT[status] || "";
+  };
+
+  AnswerView.prototype.reset = function () {
+    this.close();
+    this.container.hidden = false;
+    this.text.replaceChildren();
+    this.sources.replaceChildren();
+    this.error.textContent = "";
+    this.error.hidden = true;
+    this.fallback.hidden = true;
+    this.permalinkBlock.hidden = true;
+    this.setStatus("streaming");
+  };
+
+  AnswerView.prototype.showPermalink = function (href) {
+    this.permalink.setAttribute("href", href);
+    this.permalinkBlock.hidden = false;
+  };
+
+  AnswerView.prototype.renderSources = function (references) {
+    const items = [];
+    for (const ref of Array.isArray(references) ? references : []) {
+      const number = Number(ref.number);
+      if (!Number.isInteger(number) || number < 1) {
+        continue;
+      }
+      const li = document.createElement("li");
+      li.id = "source-" + number;
+      li.value = number;
+      const label = document.createElement("span");
+      label.className = "source-number";
+      label.textContent = "[" + number + "]";
+      li.append(label, " ");
+      const href = safeLink(ref.url);
+      const title = document.createElement(href ? "a" : "span");
+      title.className = "source-title";
+      title.textContent = String(ref.title || ref.url || "Untitled");
+      if (href) {
+        title.setAttribute("href", href);
+      }
+      li.append(title);
+      if (ref.excerpt) {
+        const excerpt = document.createElement("p");
+        excerpt.className = "source-excerpt";
+        const text = String(ref.excerpt);
+        excerpt.textContent = text.length > 200 ? text.slice(0, 199) + "…" : text;
+        li.append(excerpt);
+      }
+      items.push(li);
+    }
+    this.sources.replaceChildren(...items);
+  };
+
+  AnswerView.prototype.appendDelta = function (text) {
+    if (typeof text === "string" && text) {
+      this.text.append(document.createTextNode(text));
+    }
+  };
+
+  AnswerView.prototype.finish = function (payload) {
+    this.close();
+    if (typeof payload.html === "string") {
+      // Server-rendered and sanitized (answers/rendering.py): markers link to the Sources list.
+      this.text.innerHTML = payload.html;
+    } else {
+      this.text.textContent = String(payload.text || "");
+    }
+    this.renderSources(payload.references);
+    this.fallback.hidden = !payload.fallback;
+    this.setStatus("done");
+  };
+
+  AnswerView.prototype.fail = function (message) {
+    this.close();
+    this.error.textContent = message;
+    this.error.hidden = false;
+    this.setStatus("failed");
+  };
+
+  AnswerView.prototype.close = function () {
+    if (this.stream) {
+      this.stream.close();
+      this.stream = null;
+    }
+  };
+
+  AnswerView.prototype.follow = function (eventsUrl) {
+    const view = this;
+    const stream = new EventSource(eventsUrl);
+    const seen = new Set();
+    this.stream = stream;
+
+    // django-eventstream can send a stored event twice under the same id: handle each id once.
+    function handler(callback) {
+      return function (event) {
+        if (view.stream !== stream) {
+          return;
+        }
+        if (event.lastEventId) {
+          if (seen.has(event.lastEventId)) {
+            return;
+          }
+          seen.add(event.lastEventId);
+        }
+        const data = parse(event);
+        if (data !== null) {
+          callback(data);
+        }
+      };
+    }
+
+    stream.addEventListener("references", handler(function (data) {
+      view.renderSources(data.references);
+    }));
+    stream.addEventListener("delta", handler(function (data) {
+      view.appendDelta(data.text);
+    }));
+    stream.addEventListener("done", handler(function (data) {
+      view.finish(data);
+    }));
+    stream.addEventListener("stream-error", function () {
+      if (view.stream === stream) {
+        view.fail("This answer's stream could not be read.");
+      }
+    });
+    stream.addEventListener("error", function (event) {
+      if (view.stream !== stream) {
+        return;
+      }
+      if (typeof event.data === "string" && event.data !== "") {
+        // The app's own `error` event: the answer failed.
+        if (event.lastEventId) {
+          if (seen.has(event.lastEventId)) {
+            return;
+          }
+          seen.add(event.lastEventId);
+        }
+        const data = parse(event);
+        view.fail((data && data.detail) || "The answer could not be finished.");
+        return;
+      }
+      // EventSource's connection error (no data): it reconnects by itself, resuming after the
+      // last id it saw; only a closed stream is final.
+      if (stream.readyState === EventSource.CLOSED) {
+        view.fail("The connection to the server was lost. Reload the page to see the answer.");
+      }
+    });
+  };
+
+  function csrfToken(form) {
+    const input = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function errorMessage(status, body) {
+    if (body && typeof body === "object") {
+      if (Array.isArray(body.question) && body.question.length) {
+        return String(body.question[0]);
+      }
+      if (typeof body.detail === "string") {
+        return body.detail;
+      }
+    }
+    if (status === 429) {
+      return "Too many questions in a short time. Please wait a minute and try again.";
+    }
+    return "The question could not be sent (" + status + "). Please try again.";
+  }
+
+  function setUp() {
+    const container = document.querySelector("[data-answer]");
+    if (!container) {
+      return;
+    }
+    const view = new AnswerView(container);
+    const form = document.querySelector("[data-ask-form]");
+
+    // A permalink opened while its answer is still being written joins the stream (replayed from the start).
+    if (container.dataset.eventsUrl) {
+      view.text.replaceChildren();
+      view.follow(container.dataset.eventsUrl);
+    }
+    if (!form) {
+      return;
+    }
+    const field = form.elements.namedItem("question");
+    const button = form.querySelector("[data-ask-submit]");
+    const formError = form.querySelector("[data-ask-error]");
+    const question = document.querySelector("[data-question]");
+
+    function showFormError(message) {
+      formError.textContent = message;
+      formError.hidden = false;
+      field.setAttribute("aria-invalid", "true");
+      field.focus();
+    }
+
+    form.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      const text = field.value.trim();
+      if (!text) {
+        showFormError("Please type a question.");
+        return;
+      }
+      formError.hidden = true;
+      formError.textContent = "";
+      field.removeAttribute("aria-invalid");
+      button.disabled = true;
+      view.reset();
+      if (question) {
+        question.textContent = text;
+      }
+      try {
+        const response = await fetch(form.dataset.apiUrl, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: {
+            "Content-Type": "application/json",
+            Accept: "application/json",
+            "X-CSRFToken": csrfToken(form),
+          },
+          body: JSON.stringify({ question: text, stream: true }),
+        });
+        let body = null;
+        try {
+          body = await response.json();
+        } catch (error) {
+          body = null;
+        }
+        if (response.status !== 202 || !body || !body.events_url) {
+          const message = errorMessage(response.status, body);
+          if (response.status === 400) {
+            view.close();
+            view.container.hidden = true;
+            showFormError(message);
+          } else {
+            view.fail(message);
+          }
+          return;
+        }
+        const permalink = form.dataset.permalinkUrl.replace(
+          "00000000-0000-0000-0000-000000000000",
+          encodeURIComponent(String(body.id)),
+        );
+        view.showPermalink(permalink);
+        view.follow(body.events_url);
+      } catch (error) {
+        view.fail("The server could not be reached. Please try again.");
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", setUp);
+  } else {
+    setUp();
+  }
+})();

@@ -1,0 +1,96 @@
+"""Browser test fixtures: Debian's Chromium driven by Playwright, against a real daphne server.
+
+Never `playwright install`: the browser is /usr/bin/chromium. Without it the
+tests skip with a reason, except on CI (CI=true), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser.server import LiveServer, corpus, running_server
+from tests.fixtures.providers import StubOpenAIServer
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed browser test's report carries the tail of the server's log."""
+    report = yield
+    server = getattr(item, "funcargs", {}).get("browser_server")
+    if report.failed and isinstance(server, LiveServer):
+        report.sections.append(("live server log (tail)", server.log_tail()))
+    return report
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> Path:
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is missing: install Debian's `chromium` package to run the browser tests"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the browser tests, but {reason}.", pytrace=False)
+        pytest.skip(f"Browser tests skipped: {reason} (.ci/run installs it).")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser_stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser_server(chromium_path: Path, browser_stub: StubOpenAIServer) -> Iterator[LiveServer]:
+    with running_server(openai_base_url=browser_stub.base_url, documents=corpus()) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: Path) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(chromium_path), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: object, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[object]:
+    """A fresh phone-sized page on the live server (the stub reset); console errors fail the test."""
+    from playwright.sync_api import Browser
+
+    assert isinstance(browser, Browser)
+    browser_stub.reset()
+    context = browser.new_context(base_url=browser_server.url, viewport={"width": 390, "height": 844})
+    context.set_default_timeout(8000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"

@@ -1,0 +1,168 @@
+"""The ask page in a real browser: streaming, the swap on `done`, fallback, errors, hostile content, no JS."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.server import QUOKKA_QUESTION, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.providers import Reply, StubOpenAIServer
+
+ANSWER = "[data-answer]"
+TEXT = "[data-answer-text]"
+SOURCES = "[data-answer-sources] > li"
+
+
+def ask(page: Page, question: str) -> None:
+    page.goto("/")
+    page.fill("textarea[name=question]", question)
+    page.click("button[type=submit]")
+
+
+def test_sources_show_while_streaming_then_swap_to_the_cited_ones_on_done(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    pieces = ["Zebras live ", "in grassland [3]"] + [" and more"] * 12 + [" and savanna [1", "]."]
+    browser_stub.enqueue(Reply(pieces=pieces, delay_s=0.15))
+    ask(page, ZEBRA_QUESTION)
+
+    answer = page.locator(ANSWER)
+    expect(answer).to_have_attribute("data-answer-status", "streaming")
+    expect(page.locator(SOURCES)).to_have_count(4)
+    expect(page.locator(TEXT)).to_contain_text("Zebras live in grassland [3]")
+    assert answer.get_attribute("data-answer-status") == "streaming", "all four sources are listed early"
+    retrieved = page.locator(f"{SOURCES} .source-title").all_inner_texts()
+    assert [page.locator(SOURCES).nth(i).get_attribute("id") for i in range(4)] == [
+        "source-1",
+        "source-2",
+        "source-3",
+        "source-4",
+    ]
+    # A site-relative URL is a link too.
+    expect(page.locator(f'{SOURCES} a.source-title[href="/docs/zebra-4"]')).to_have_count(1)
+
+    expect(answer).to_have_attribute("data-answer-status", "done")
+    expect(page.locator(SOURCES)).to_have_count(2)
+    assert page.locator(f"{SOURCES} .source-title").all_inner_texts() == [retrieved[2], retrieved[0]]
+    assert page.locator(SOURCES).evaluate_all("items => items.map(li => li.id)") == ["source-1", "source-2"]
+    text = page.locator(TEXT).inner_text()
+    assert text == "Zebras live in grassland [1]" + " and more" * 12 + " and savanna [2]."
+    citations = page.locator(f"{TEXT} a.cite")
+    expect(citations).to_have_count(2)
+    assert citations.evaluate_all("links => links.map(a => [a.textContent, a.getAttribute('href')])") == [
+        ["[1]", "#source-1"],
+        ["[2]", "#source-2"],
+    ]
+    expect(page.locator("[data-answer-permalink]")).to_have_attribute(
+        "href", re.compile(r"^/answers/[0-9a-f-]{36}/$")
+    )
+
+
+def test_fallback_answer_keeps_every_source_and_the_form_works_by_keyboard(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.enqueue(Reply(pieces=["Zebras live in grassland", " and savanna."], delay_s=0.05))
+    page.goto("/")
+    field = page.locator("textarea[name=question]")
+    field.focus()
+    page.keyboard.type(ZEBRA_QUESTION)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.type") == "submit"
+    page.keyboard.press("Enter")
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    expect(page.locator(SOURCES)).to_have_count(4)
+    expect(page.locator(TEXT)).to_have_text("Zebras live in grassland and savanna.")
+    expect(page.locator("[data-answer-fallback]")).to_be_visible()
+    expect(page.locator(f"{TEXT} a")).to_have_count(0)
+
+
+def test_provider_error_is_shown_to_the_user(page: Page, browser_stub: StubOpenAIServer) -> None:
+    browser_stub.enqueue(Reply(status=400))
+    ask(page, ZEBRA_QUESTION)
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "failed")
+    error = page.locator("[data-answer-error]")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("rejected the request")
+    expect(page.locator(SOURCES)).to_have_count(4)
+
+
+def test_blank_question_is_refused_in_the_page(page: Page) -> None:
+    page.goto("/")
+    page.fill("textarea[name=question]", "   ")
+    page.click("button[type=submit]")
+    expect(page.locator("[data-ask-error]")).to_have_text("Please type a question.")
+    expect(page.locator(ANSWER)).to_be_hidden()
+
+
+def test_markup_in_the_answer_and_source_titles_never_runs(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    pieces = [
+        "Quokkas <script>window.__pwned = 1</script> are ",
+        'small [1] <img src=x onerror="window.__pwned = 1"> and',
+        ' <svg onload="window.__pwned = 1"></svg> friendly [2].',
+    ]
+    browser_stub.enqueue(Reply(pieces=pieces, delay_s=0.2))
+    ask(page, QUOKKA_QUESTION)
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "streaming")
+    expect(page.locator(TEXT)).to_contain_text("<script>window.__pwned = 1</script>")
+    expect(page.locator(SOURCES)).to_have_count(2)
+    assert page.locator(f"{ANSWER} img, {ANSWER} script, {ANSWER} svg").count() == 0
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator(f"{ANSWER} img, {ANSWER} script, {ANSWER} svg").count() == 0
+    assert page.locator(TEXT).inner_text() == "".join(pieces)
+    titles = page.locator(f"{SOURCES} .source-title").all_inner_texts()
+    assert sorted(titles) == [
+        'Quokka <img src=x onerror="window.__pwned = 1"> facts',
+        "Quokka <script>window.__pwned = 1</script> facts",
+    ]
+    # Neither `javascript:` nor a protocol-relative `//host` URL becomes a link.
+    expect(page.locator(f"{SOURCES} a")).to_have_count(0)
+    expect(page.locator(f"{TEXT} a.cite")).to_have_count(2)
+
+    # The permalink renders the same answer on the server: just as inert.
+    page.goto(page.locator("[data-answer-permalink]").get_attribute("href") or "")
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator(f"{ANSWER} img, {ANSWER} script, {ANSWER} svg").count() == 0
+    assert page.locator(TEXT).inner_text() == "".join(pieces)
+
+
+def test_a_shared_link_opened_mid_stream_joins_the_stream(page: Page, browser_stub: StubOpenAIServer) -> None:
+    pieces = ["Zebras [2]"] + [" graze"] * 15 + [" in grassland [1]."]
+    browser_stub.enqueue(Reply(pieces=pieces, delay_s=0.12))
+    ask(page, ZEBRA_QUESTION)
+    expect(page.locator(TEXT)).to_contain_text("Zebras [2]")
+    permalink = page.locator("[data-answer-permalink]").get_attribute("href") or ""
+
+    shared = page.context.new_page()
+    shared.goto(permalink)
+    expect(shared.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    assert shared.locator(TEXT).inner_text() == "Zebras [1]" + " graze" * 15 + " in grassland [2]."
+    expect(shared.locator(SOURCES)).to_have_count(2)
+
+
+def test_without_javascript_the_form_lands_on_the_permalink(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.reset()
+    browser_stub.enqueue(Reply(pieces=["Zebras live in grassland [2]", " and savanna [4]."]))
+    context = browser.new_context(base_url=browser_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto("/")
+        page.fill("textarea[name=question]", ZEBRA_QUESTION)
+        page.click("button[type=submit]")
+        page.wait_for_url(re.compile(r"/answers/[0-9a-f-]{36}/$"))
+        expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+        expect(page.locator(TEXT)).to_have_text("Zebras live in grassland [1] and savanna [2].")
+        expect(page.locator(SOURCES)).to_have_count(2)
+        expect(page.locator(f"{TEXT} a.cite")).to_have_count(2)
+    finally:
+        context.close()

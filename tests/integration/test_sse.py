@@ -1,0 +1,465 @@
+"""The SSE path end to end: POST with `stream: true`, then the answer's event stream, over real HTTP.
+
+The app runs under daphne in a subprocess (tests/browser/server.py) with the
+openai provider pointed at a stub server in this process; these tests script
+the stub's replies and read the streams with httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, running_server
+from tests.fixtures.providers import Reply, StubOpenAIServer
+
+READ_TIMEOUT_S = 20.0
+FINAL_EVENTS = ("done", "error")
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server(stub: StubOpenAIServer) -> Iterator[LiveServer]:
+    with running_server(openai_base_url=stub.base_url, documents=corpus()) as live:
+        yield live
+
+
+@pytest.fixture
+def live(server: LiveServer, stub: StubOpenAIServer) -> LiveServer:
+    """The module's server, with the stub reset (no reply queued by an earlier test)."""
+    stub.reset()
+    return server
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    id: str | None
+    data: Any
+    received_at: float
+
+
+@dataclass
+class Stream:
+    events: list[Event]
+    duplicates: int  # events sent again under an id already seen (django-eventstream can do that)
+
+    def of(self, kind: str) -> list[Event]:
+        return [e for e in self.events if e.type == kind]
+
+    @property
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    @property
+    def delta_text(self) -> str:
+        return "".join(e.data["text"] for e in self.of("delta"))
+
+
+APP_EVENTS = ("references", "delta", "done", "error")
+
+
+async def read_stream(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    on_event: Any = None,
+) -> Stream:
+    """Read an SSE stream until `done` or `error`; app events once per id, in order received."""
+    events: list[Event] = []
+    seen: set[str] = set()
+    duplicates = 0
+    async with asyncio.timeout(READ_TIMEOUT_S), client.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200, (response.status_code, await response.aread())
+        assert response.headers["content-type"].startswith("text/event-stream")
+        fields: dict[str, str] = {}
+        async for line in response.aiter_lines():
+            if line:
+                if not line.startswith(":"):
+                    name, _, value = line.partition(":")
+                    value = value.removeprefix(" ")
+                    fields[name] = f"{fields[name]}\n{value}" if name == "data" and name in fields else value
+                continue
+            kind, event_id, raw = fields.get("event", "message"), fields.get("id"), fields.get("data", "")
+            fields = {}
+            if kind not in APP_EVENTS:
+                continue  # stream-open, keep-alive
+            if event_id is not None:
+                if event_id in seen:
+                    duplicates += 1
+                    continue
+                seen.add(event_id)
+            event = Event(kind, event_id, json.loads(raw), time.monotonic())
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+            if kind in FINAL_EVENTS:
+                break
+    return Stream(events, duplicates)
+
+
+async def ask(
+    client: httpx.AsyncClient, question: str = ZEBRA_QUESTION, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    response = await client.post(
+        "/api/answers/", json={"question": question, "stream": True}, headers=headers
+    )
+    assert response.status_code == 202, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def client_for(live: LiveServer) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=live.url, timeout=httpx.Timeout(READ_TIMEOUT_S))
+
+
+async def wait_until_finished(
+    client: httpx.AsyncClient, answer_id: str, headers: dict[str, str] | None = None
+) -> Any:
+    deadline = time.monotonic() + READ_TIMEOUT_S
+    while time.monotonic() < deadline:
+        body = (await client.get(f"/api/answers/{answer_id}/", headers=headers)).json()
+        if body["status"] in ("done", "failed"):
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"answer {answer_id} did not finish")
+
+
+# --- order and payloads
+
+
+async def test_accepted_response_names_the_answer_and_its_stream(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Zebras live in grassland [1]."]))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        assert set(accepted) >= {"id", "status", "url", "events_url"}
+        assert accepted["status"] in ("pending", "streaming")
+        assert accepted["url"] == f"{live.url}/api/answers/{accepted['id']}/"
+        assert accepted["events_url"] == (
+            f"{live.url}/answers/{accepted['id']}/events/?lastEventId=answer-{accepted['id']}:0"
+        )
+        await read_stream(client, accepted["events_url"])
+
+
+async def test_events_come_in_order_references_deltas_done_with_their_payloads(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Zebras live ", "in grassland [3", "] and savanna [1", "]."], delay_s=0.05))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+
+    types = stream.types
+    assert types[0] == "references"
+    assert types[-1] == "done"
+    assert set(types[1:-1]) == {"delta"}
+    assert types.count("references") == 1
+    assert types.count("done") == 1
+
+    references = stream.events[0].data["references"]
+    assert [r["number"] for r in references] == [1, 2, 3, 4]
+    for ref in references:
+        assert set(ref) == {"number", "document_id", "title", "url", "excerpt"}
+        assert ref["title"].startswith("Zebra habitat guide")
+
+    done = stream.events[-1].data
+    assert set(done) == {"text", "references", "fallback", "html"}
+    # [3] was cited first and [2], [4] never: drop and renumber.
+    assert done["text"] == "Zebras live in grassland [1] and savanna [2]."
+    assert done["fallback"] is False
+    assert [r["number"] for r in done["references"]] == [1, 2]
+    assert [r["document_id"] for r in done["references"]] == [
+        references[2]["document_id"],
+        references[0]["document_id"],
+    ]
+    assert done["html"] == (
+        '<p>Zebras live in grassland <a class="cite" href="#source-1">[1]</a>'
+        ' and savanna <a class="cite" href="#source-2">[2]</a>.</p>'
+    )
+
+
+async def test_deltas_add_up_to_exactly_the_raw_text(live: LiveServer, stub: StubOpenAIServer) -> None:
+    pieces = [
+        "Zé",
+        "bras — ",
+        "live\n\n",
+        "in [",
+        "1",
+        ", 9]",
+        " grass [2-",
+        "3]",
+        " \u2028 `[4]` ",
+        "🦓",
+        ".",
+    ]
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.03))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+        trail = (await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("staff"))).json()
+
+    assert stream.types[-1] == "done"
+    assert stream.delta_text == "".join(pieces)
+    assert trail["raw_text"] == "".join(pieces)
+    assert all(e.data["text"] for e in stream.of("delta")), "no empty delta is published"
+
+
+async def test_done_equals_what_a_later_get_returns(live: LiveServer, stub: StubOpenAIServer) -> None:
+    stub.enqueue(Reply(pieces=["Savanna [4], then grassland [2][4]."]))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+        answer = (await client.get(accepted["url"])).json()
+
+    done = stream.of("done")[0].data
+    assert answer["status"] == "done"
+    assert {k: done[k] for k in ("text", "references", "fallback")} == {
+        k: answer[k] for k in ("text", "references", "fallback")
+    }
+    assert answer["text"] == "Savanna [1], then grassland [2][1]."
+
+
+async def test_fallback_answer_keeps_every_retrieved_source(live: LiveServer, stub: StubOpenAIServer) -> None:
+    stub.enqueue(Reply(pieces=["Zebras live in grassland.", " No numbers here."]))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+
+    references = stream.events[0].data["references"]
+    done = stream.of("done")[0].data
+    assert done["fallback"] is True
+    assert done["text"] == "Zebras live in grassland. No numbers here."
+    assert done["references"] == references
+
+
+async def test_provider_failure_publishes_error_instead_of_done(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(status=400))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+        answer = (await client.get(accepted["url"])).json()
+
+    assert stream.types == ["references", "error"]
+    detail = stream.events[-1].data["detail"]
+    assert isinstance(detail, str)
+    assert detail
+    assert "Stub error" not in detail, "upstream messages are not shown to users"
+    assert answer["status"] == "failed"
+    assert answer["error"]["detail"] == detail
+
+
+async def test_stream_cut_midway_sends_the_partial_deltas_then_error(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Zebras ", "live [1]", " and then"], cut_after=2, delay_s=0.02))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+        trail = (await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("staff"))).json()
+
+    assert stream.types[0] == "references"
+    assert stream.types[-1] == "error"
+    assert "done" not in stream.types
+    assert stream.delta_text == "Zebras live [1]"
+    assert trail["raw_text"] == "Zebras live [1]"
+    assert trail["status"] == "failed"
+
+
+# --- late and mid-stream subscribers
+
+
+async def test_late_subscriber_after_done_replays_every_event(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Zebras [2]", " live ", "in grassland [1]."], delay_s=0.05))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        first = await read_stream(client, accepted["events_url"])
+        late = await read_stream(client, accepted["events_url"])
+
+    assert first.types[-1] == "done"
+    assert [(e.type, e.id, e.data) for e in late.events] == [(e.type, e.id, e.data) for e in first.events]
+    assert late.delta_text == "Zebras [2] live in grassland [1]."
+
+
+async def test_nobody_listening_still_finishes_and_a_later_subscriber_gets_it_all(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Nobody ", "listens [1]."], delay_s=0.05))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        answer = await wait_until_finished(client, accepted["id"])
+        stream = await read_stream(client, accepted["events_url"])
+
+    assert answer["status"] == "done"
+    assert stream.types[0] == "references"
+    assert stream.types[-1] == "done"
+    assert stream.delta_text == "Nobody listens [1]."
+
+
+async def test_client_disconnecting_midway_does_not_stop_generation(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=[f"part {i} " for i in range(10)] + ["[1]."], delay_s=0.08))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        async with client.stream("GET", accepted["events_url"]) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("event: delta"):
+                    break  # hang up after the first delta
+        answer = await wait_until_finished(client, accepted["id"])
+
+    assert answer["status"] == "done"
+    assert answer["text"].endswith("part 9 [1].")
+
+
+async def test_mid_stream_subscriber_gets_everything_from_the_start(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    pieces = [f"Zebra fact {i}. " for i in range(12)] + ["They live in grassland [1]."]
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.1))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        first_delta = asyncio.Event()
+        early_task = asyncio.create_task(
+            read_stream(
+                client,
+                accepted["events_url"],
+                on_event=lambda e: first_delta.set() if e.type == "delta" else None,
+            )
+        )
+        await asyncio.wait_for(first_delta.wait(), READ_TIMEOUT_S)
+        status_when_joining = (await client.get(accepted["url"])).json()["status"]
+        late = await read_stream(client, accepted["events_url"])
+        early = await early_task
+
+    assert status_when_joining == "streaming"
+    assert late.types[0] == "references"
+    assert late.types[-1] == "done"
+    assert late.delta_text == "".join(pieces)
+    assert [(e.type, e.id, e.data) for e in late.events] == [(e.type, e.id, e.data) for e in early.events]
+
+
+async def test_reconnecting_with_last_event_id_resumes_after_it(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["One [1]", " two", " three."], delay_s=0.15))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        full = await read_stream(client, accepted["events_url"])
+        resume_from = full.events[0].id  # right after `references`
+        assert resume_from is not None
+        url = accepted["events_url"].split("?")[0]
+        resumed = await read_stream(client, url, headers={"Last-Event-ID": resume_from})
+
+    assert [e.id for e in resumed.events] == [e.id for e in full.events[1:]]
+
+
+# --- coalescing
+
+
+async def test_deltas_are_coalesced_to_about_ten_a_second(live: LiveServer, stub: StubOpenAIServer) -> None:
+    pieces = [("z" if i % 7 else " ") for i in range(999)] + ["[1]"]
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.002, empty_deltas=False))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        stream = await read_stream(client, accepted["events_url"])
+        trail = (await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("staff"))).json()
+
+    deltas = stream.of("delta")
+    generation_s = trail["generation_ms"] / 1000
+    assert stream.types[-1] == "done"
+    assert stream.delta_text == "".join(pieces)
+    assert generation_s >= 1.0, "the provider took long enough for the bound to mean something"
+    # At most one delta per 100 ms of generation (plus the first and the closing flush).
+    assert len(deltas) <= generation_s * 10 + 2, (len(deltas), generation_s)
+    assert len(deltas) >= 3, "the text still streams, in several deltas"
+
+
+# --- read rules
+
+
+async def test_signed_in_askers_stream_is_readable_by_them_and_staff(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Alice's answer [1]."]))
+    async with client_for(live) as client:
+        accepted = await ask(client, headers=live.auth("alice"))
+        own = await read_stream(client, accepted["events_url"], headers=live.auth("alice"))
+        staff = await read_stream(client, accepted["events_url"], headers=live.auth("staff"))
+
+    assert own.types[-1] == "done"
+    assert [e.data for e in staff.events] == [e.data for e in own.events]
+
+
+async def test_signed_in_askers_stream_is_closed_to_others(live: LiveServer, stub: StubOpenAIServer) -> None:
+    stub.enqueue(Reply(pieces=["Alice's private answer [1]."]))
+    async with client_for(live) as client:
+        accepted = await ask(client, headers=live.auth("alice"))
+        url = accepted["events_url"]
+        other = await client.get(url, headers=live.auth("bob"))
+        anonymous = await client.get(url)
+        bad_token = await client.get(url, headers={"Authorization": "Token not-a-real-token"})
+        await wait_until_finished(client, accepted["id"], headers=live.auth("alice"))
+
+    assert other.status_code == 404
+    assert anonymous.status_code == 403
+    assert bad_token.status_code == 401
+    for response in (other, anonymous, bad_token):
+        assert response.headers["content-type"] == "application/json"
+        assert "Alice" not in response.text
+
+
+async def test_anonymous_answers_stream_is_readable_by_whoever_holds_its_url(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Shared answer [1]."]))
+    async with client_for(live) as client:
+        accepted = await ask(client)
+        anonymous = await read_stream(client, accepted["events_url"])
+        signed_in = await read_stream(client, accepted["events_url"], headers=live.auth("bob"))
+
+    assert anonymous.types[-1] == "done"
+    assert [e.data for e in signed_in.events] == [e.data for e in anonymous.events]
+
+
+async def test_unknown_answer_has_no_stream(live: LiveServer) -> None:
+    async with client_for(live) as client:
+        missing = await client.get("/answers/00000000-0000-4000-8000-000000000000/events/")
+        malformed = await client.get("/answers/not-a-uuid/events/")
+
+    assert missing.status_code == 404
+    assert missing.json()["detail"]
+    assert malformed.status_code == 404
+
+
+async def test_a_channel_query_parameter_cannot_add_another_answers_channel(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    stub.enqueue(Reply(pieces=["Alice's secret [1]."]), Reply(pieces=["Public [1]."]))
+    async with client_for(live) as client:
+        private = await ask(client, headers=live.auth("alice"))
+        await wait_until_finished(client, private["id"], headers=live.auth("alice"))
+        public = await ask(client)
+        url = f"{public['events_url']}&channel=answer-{private['id']}"
+        stream = await read_stream(client, url)
+
+    assert all("secret" not in json.dumps(e.data) for e in stream.events)
+    assert stream.delta_text == "Public [1]."
