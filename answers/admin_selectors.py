@@ -1,0 +1,245 @@
+"""Read queries behind the QA admin: the annotated answer list, the export, the health figures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from answers.models import Answer, AnswerSource, Review, ReviewSourceFlag
+
+
+def _source_count(**filters: Any) -> Coalesce:
+    """How many of the answer's sources match `filters`: a correlated subquery (no row multiplication)."""
+    counted = (
+        AnswerSource.objects.filter(answer=OuterRef("pk"), **filters)
+        .order_by()
+        .values("answer")
+        .annotate(n=Count("pk"))
+        .values("n")[:1]
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def renumbered_expression() -> Exists:
+    """True when some cited source got a number other than its retrieval number."""
+    return Exists(
+        AnswerSource.objects.filter(answer=OuterRef("pk"), final_number__isnull=False).exclude(
+            final_number=F("original_number")
+        )
+    )
+
+
+def has_dropped_expression() -> Exists:
+    return Exists(AnswerSource.objects.filter(answer=OuterRef("pk"), status=AnswerSource.Status.DROPPED))
+
+
+def latest_verdict_expression() -> Subquery:
+    return Subquery(
+        Review.objects.filter(answer=OuterRef("pk")).order_by("-created_at", "-pk").values("verdict")[:1]
+    )
+
+
+def answer_list_annotate(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
+    """Everything the answer list shows and filters on, computed by the database in the one list query."""
+    return queryset.annotate(
+        retrieved_count=_source_count(),
+        cited_count=_source_count(status=AnswerSource.Status.CITED),
+        dropped_count=_source_count(status=AnswerSource.Status.DROPPED),
+        renumbered=renumbered_expression(),
+        latest_verdict=latest_verdict_expression(),
+    )
+
+
+def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
+    """An answer's page: its sources in retrieval order and its reviews with their flags."""
+    return queryset.prefetch_related(
+        Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number")),
+        Prefetch(
+            "reviews",
+            queryset=Review.objects.select_related("reviewer")
+            .prefetch_related(
+                Prefetch("source_flags", queryset=ReviewSourceFlag.objects.select_related("source"))
+            )
+            .order_by("created_at", "pk"),
+        ),
+    )
+
+
+def answers_export_rows(*, queryset: QuerySet[Answer], chunk_size: int = 200) -> Iterator[dict[str, Any]]:
+    """One JSON-ready dict per answer: the question, both texts, every source and the reviewers' verdicts."""
+    rows = answer_detail_queryset(queryset.order_by("created_at", "pk"))
+    for answer in rows.iterator(chunk_size=chunk_size):
+        yield answer_export_row(answer)
+
+
+def answer_export_row(answer: Answer) -> dict[str, Any]:
+    sources = sorted(answer.sources.all(), key=lambda s: s.original_number)
+    return {
+        "id": str(answer.id),
+        "question": answer.question,
+        "status": answer.status,
+        "delivery": answer.delivery,
+        "provider": answer.provider,
+        "model": answer.model,
+        "prompt_version": answer.prompt_version,
+        "created_at": answer.created_at.isoformat(),
+        "finished_at": answer.finished_at.isoformat() if answer.finished_at else None,
+        "raw_text": answer.raw_text,
+        "final_text": answer.final_text,
+        "stripped": list(answer.stripped),
+        "fallback": answer.fallback,
+        "error_kind": answer.error_kind,
+        "error_message": answer.error_message,
+        "sources": [
+            {
+                "original_number": s.original_number,
+                "final_number": s.final_number,
+                "status": s.status,
+                "document_id": s.document_id,
+                "title": s.title,
+                "url": s.url,
+                "excerpt": s.excerpt,
+                "lexical_score": s.lexical_score,
+                "rerank_score": s.rerank_score,
+                "citation_count": s.citation_count,
+                "first_cited_offset": s.first_cited_offset,
+            }
+            for s in sources
+        ],
+        "reviews": [
+            {
+                "reviewer": review.reviewer.get_username() if review.reviewer else None,
+                "verdict": review.verdict,
+                "notes": review.notes,
+                "created_at": review.created_at.isoformat(),
+                "updated_at": review.updated_at.isoformat(),
+                "source_flags": [
+                    {"original_number": f.source.original_number, "flag": f.flag, "note": f.note}
+                    for f in review.source_flags.all()
+                ],
+            }
+            for review in answer.reviews.all()
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class HealthRow:
+    """Citation health of one provider/model over a period."""
+
+    provider: str
+    model: str
+    answers: int  # every answer asked in the period
+    done: int
+    failed: int
+    with_dropped: int  # of the done answers
+    renumbered: int
+    fallback: int
+    with_stripped: int
+    retrieved: int  # sources of the done answers
+    cited: int
+
+    @staticmethod
+    def _share(part: int, whole: int) -> float | None:
+        return part / whole if whole else None
+
+    @property
+    def dropped_share(self) -> float | None:
+        return self._share(self.with_dropped, self.done)
+
+    @property
+    def renumbered_share(self) -> float | None:
+        return self._share(self.renumbered, self.done)
+
+    @property
+    def fallback_share(self) -> float | None:
+        return self._share(self.fallback, self.done)
+
+    @property
+    def stripped_share(self) -> float | None:
+        return self._share(self.with_stripped, self.done)
+
+    @property
+    def failed_share(self) -> float | None:
+        return self._share(self.failed, self.answers)
+
+    @property
+    def avg_retrieved(self) -> float | None:
+        return self._share(self.retrieved, self.done)
+
+    @property
+    def avg_cited(self) -> float | None:
+        return self._share(self.cited, self.done)
+
+
+def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
+    """Per provider/model, answers created in [since, until): counts the health page turns into shares.
+
+    Shares of dropped/renumbered/fallback/stripped are over the finished (done)
+    answers; the failed share is over all answers. Two grouped queries.
+    """
+    period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
+    done = Q(status=Answer.Status.DONE)
+    counts = (
+        period.order_by()
+        .values("provider", "model")
+        .annotate(
+            answers=Count("pk"),
+            done=Count("pk", filter=done),
+            failed=Count("pk", filter=Q(status=Answer.Status.FAILED)),
+            with_dropped=Count("pk", filter=done & Q(has_dropped_expression())),
+            renumbered=Count("pk", filter=done & Q(renumbered_expression())),
+            fallback=Count("pk", filter=done & Q(fallback=True)),
+            with_stripped=Count("pk", filter=done & ~Q(stripped=[])),
+        )
+    )
+    sources = (
+        AnswerSource.objects.filter(answer__in=period.filter(done))
+        .order_by()
+        .values("answer__provider", "answer__model")
+        .annotate(retrieved=Count("pk"), cited=Count("pk", filter=Q(status=AnswerSource.Status.CITED)))
+    )
+    by_group = {(s["answer__provider"], s["answer__model"]): s for s in sources}
+    rows = []
+    for c in counts:
+        s = by_group.get((c["provider"], c["model"]), {"retrieved": 0, "cited": 0})
+        rows.append(
+            HealthRow(
+                provider=c["provider"],
+                model=c["model"],
+                answers=c["answers"],
+                done=c["done"],
+                failed=c["failed"],
+                with_dropped=c["with_dropped"],
+                renumbered=c["renumbered"],
+                fallback=c["fallback"],
+                with_stripped=c["with_stripped"],
+                retrieved=s["retrieved"],
+                cited=s["cited"],
+            )
+        )
+    rows.sort(key=lambda r: (r.provider, r.model))
+    return rows
+
+
+def health_total(rows: Iterable[HealthRow]) -> HealthRow:
+    """All providers/models together."""
+    rows = list(rows)
+    return HealthRow(
+        provider="All",
+        model="",
+        answers=sum(r.answers for r in rows),
+        done=sum(r.done for r in rows),
+        failed=sum(r.failed for r in rows),
+        with_dropped=sum(r.with_dropped for r in rows),
+        renumbered=sum(r.renumbered for r in rows),
+        fallback=sum(r.fallback for r in rows),
+        with_stripped=sum(r.with_stripped for r in rows),
+        retrieved=sum(r.retrieved for r in rows),
+        cited=sum(r.cited for r in rows),
+    )

@@ -1,0 +1,69 @@
+"""The citation audit: re-derive each stored trail from its raw text and report where the store disagrees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Prefetch, QuerySet
+
+from answers.models import Answer, AnswerSource
+from answers.trail import compute_trail
+
+SOURCE_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
+
+
+@dataclass(frozen=True)
+class AnswerAudit:
+    answer_id: str  # str(uuid), as the API writes it
+    differences: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]:
+    """What differs between the stored trail and the one strip + finalize compute from the raw text."""
+    sources = sorted(sources, key=lambda s: s.original_number)
+    numbers = [s.original_number for s in sources]
+    if numbers != list(range(1, len(sources) + 1)):
+        return [f"sources are numbered {numbers}, expected 1..{len(sources)}"]
+
+    trail = compute_trail(answer.raw_text, len(sources))
+    differences = []
+    if answer.final_text != trail.final_text:
+        differences.append(
+            f"final text differs: stored {_clip(answer.final_text)!r}, recomputed {_clip(trail.final_text)!r}"
+        )
+    if list(answer.stripped) != trail.stripped:
+        differences.append(f"stripped differs: stored {answer.stripped!r}, recomputed {trail.stripped!r}")
+    if answer.fallback != trail.fallback:
+        differences.append(f"fallback differs: stored {answer.fallback}, recomputed {trail.fallback}")
+    for stored, expected in zip(sources, trail.sources, strict=True):
+        for field in SOURCE_FIELDS:
+            got, want = getattr(stored, field), getattr(expected, field)
+            if got != want:
+                differences.append(
+                    f"source {stored.original_number}: {field} differs: stored {got!r}, recomputed {want!r}"
+                )
+    return differences
+
+
+def audit_answers(*, since: datetime | None = None, chunk_size: int = 500) -> Iterator[AnswerAudit]:
+    """Audit every done answer (created at or after `since`), oldest first, in flat memory."""
+    queryset: QuerySet[Answer] = Answer.objects.filter(status=Answer.Status.DONE)
+    if since is not None:
+        queryset = queryset.filter(created_at__gte=since)
+    queryset = queryset.order_by("created_at", "pk").prefetch_related(
+        Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
+    )
+    for answer in queryset.iterator(chunk_size=chunk_size):
+        yield AnswerAudit(
+            answer_id=str(answer.id), differences=answer_differences(answer, list(answer.sources.all()))
+        )
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
