@@ -30,7 +30,9 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
     if not 0.0 <= conf.MIN_SCORE <= 1.0:
         errors.append(Error("ANSWERS_MIN_SCORE must be between 0 and 1.", id="answers.E003"))
     if conf.PROVIDER_TIMEOUT <= 0:
-        errors.append(Error("ANSWERS_PROVIDER_TIMEOUT must be a positive number of seconds.", id="answers.E004"))
+        errors.append(
+            Error("ANSWERS_PROVIDER_TIMEOUT must be a positive number of seconds.", id="answers.E004")
+        )
     for name, rate in (("ANSWERS_ANON_RATE", conf.ANON_RATE), ("ANSWERS_USER_RATE", conf.USER_RATE)):
         if not _RATE.match(rate):
             errors.append(
