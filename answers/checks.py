@@ -8,6 +8,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.core.checks import CheckMessage, Error, register
+from django.utils.module_loading import import_string
 
 from answers.conf import PROVIDERS, conf
 
@@ -40,4 +41,15 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
     if conf.EXTRACTIVE_DELAY_MS < 0:
         errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
+    if conf.RERANKER not in ("lexical", "none"):
+        try:
+            import_string(conf.RERANKER)
+        except ImportError as exc:
+            errors.append(
+                Error(
+                    f"ANSWERS_RERANKER is {conf.RERANKER!r}, which cannot be imported: {exc}",
+                    hint='Use "lexical", "none" or the dotted path of a Reranker class.',
+                    id="answers.E007",
+                )
+            )
     return errors

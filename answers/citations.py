@@ -55,6 +55,7 @@ _MARKER = re.compile(
 _MAYBE_RANGE = re.compile(r"[0-9][-\u2013][0-9]")
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
+_NUMBERS = re.compile(r"[0-9]++")
 # What may follow a '[' and still turn into a marker once more text arrives.
 _PARTIAL = re.compile(r"[0-9 \t,\-\u2013]*+\]?")
 _CONTENT_ONLY = re.compile(r"[0-9 \t,\-\u2013]*+")
@@ -413,10 +414,11 @@ def _strip_pass(
     size = 0
     cursor = 0
     joins: list[int] = []
+    # Most markers are in range: tell by their numbers' text, without parsing.
+    in_range = frozenset(map(str, range(1, min(count, 4096) + 1)))
     for match in markers:
-        single = match.group(1)
-        if single is not None and len(single) < 19 and 0 < int(single) <= count:
-            continue  # the common case, without building a tuple
+        if match.group(1) in in_range or all(map(in_range.__contains__, _NUMBERS.findall(match.group()))):
+            continue
         members = _members(match)
         if min(members) > 0 and max(members) <= count:
             continue

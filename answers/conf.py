@@ -23,6 +23,11 @@ class AnswersSettings:
         return int(getattr(settings, "ANSWERS_MAX_SOURCES", 5))
 
     @property
+    def RERANKER(self) -> str:
+        """ "lexical" (default), "none" (lexical score only), or a dotted path to a Reranker class."""
+        return str(getattr(settings, "ANSWERS_RERANKER", "lexical") or "lexical")
+
+    @property
     def MIN_SCORE(self) -> float:
         return float(getattr(settings, "ANSWERS_MIN_SCORE", 0.1))
 

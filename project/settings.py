@@ -161,6 +161,7 @@ ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
 # Scores are normalised to 0..1 (see answers/retrieval/); 0.1 keeps any
 # candidate that matches a meaningful share of the question.
 ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.1)
+ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
 ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
 ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
 ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")

@@ -37,9 +37,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.utils.module_loading import import_string
 
+from answers.conf import conf
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.query import query_terms
 from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
@@ -59,7 +59,7 @@ class Scored:
 
 def get_reranker() -> Reranker:
     """The reranker named by ANSWERS_RERANKER: "lexical" (default), "none", or a dotted class path."""
-    name = str(getattr(settings, "ANSWERS_RERANKER", "lexical") or "lexical")
+    name = conf.RERANKER
     if name == "lexical":
         return LexicalReranker()
     if name == "none":

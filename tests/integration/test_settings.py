@@ -62,6 +62,8 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_PROVIDER_TIMEOUT": 0}, ["answers.E004"]),
         ({"ANSWERS_ANON_RATE": "lots"}, ["answers.E005"]),
         ({"ANSWERS_EXTRACTIVE_DELAY_MS": -1}, ["answers.E006"]),
+        ({"ANSWERS_RERANKER": "no.such.Reranker"}, ["answers.E007"]),
+        ({"ANSWERS_RERANKER": "none"}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
