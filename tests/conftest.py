@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 from hypothesis import settings
 
 pytest_plugins = [
@@ -13,3 +18,17 @@ pytest_plugins = [
 # Property tests must be repeatable on CI: same examples every run.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_connections_of_other_threads(request):
+    """Async tests reach the database from asgiref's worker thread; close its connections too,
+    or PostgreSQL refuses to drop the test database while they are open."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    request.getfixturevalue("django_db_setup")  # so this tears down before the database does
+    blocker = request.getfixturevalue("django_db_blocker")
+    yield
+    with blocker.unblock():
+        asyncio.run(sync_to_async(connections.close_all)())
