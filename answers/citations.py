@@ -6,8 +6,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
-from operator import sub
+from itertools import accumulate, chain, compress
+from operator import not_, sub
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -43,35 +43,37 @@ _SEP = r"[ \t]*+,[ \t]*+"
 _RANGE = r"[0-9]++(?:[-\u2013][0-9]++)?+"
 # Possessive quantifiers throughout: a failed candidate such as "[" followed by a
 # million digits must cost one look at each digit, never a backtracking search.
-_MARKER = re.compile(
+_MARKER_PATTERN = (
     r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
     r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
     r"[ \t]*+(?:"
-    r"([0-9]++)"  # 1: one number, by far the most common form
-    r"|([0-9]++(?:" + _SEP + r"[0-9]++)++)"  # 2: numbers
-    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # 3: numbers and ranges
+    r"([0-9]++)"  # one number, by far the most common form
+    r"|([0-9]++(?:" + _SEP + r"[0-9]++)++)"  # numbers
+    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # numbers and ranges
     r")[ \t]*+\](?!\()"  # and a link or image is text
 )
-_MAYBE_RANGE = re.compile(r"[0-9][-\u2013][0-9]")
+_MARKER = re.compile(_MARKER_PATTERN)
+# The same, splitting a text into [text, marker, number, numbers, ranges, text, ...]:
+# a whole text's candidates come out with the text around them and without a
+# match object each, which is most of what finalize and strip cost.
+_SPLIT = re.compile("(" + _MARKER_PATTERN + ")")
+_STRIDE = 5
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
-_MAX_RANGE_SPAN = 50
 _NUMBERS = re.compile(r"[0-9]++")
+_MAX_RANGE_SPAN = 50
 # What may follow a '[' and still turn into a marker once more text arrives.
 _PARTIAL = re.compile(r"[0-9 \t,\-\u2013]*+\]?")
 _CONTENT_ONLY = re.compile(r"[0-9 \t,\-\u2013]*+")
 _CONTENT = frozenset("0123456789 \t,-\u2013")
 _FENCE = re.compile(r"\n(?:```|~~~)")  # not "^" with MULTILINE: this form searches ten times faster
 _FENCES = ("```", "~~~")
+# A whole fenced block after a newline: the opening line, the lines that do not
+# start with its three characters, and the closing line if there is one.
+_FENCED_BLOCK = re.compile(r"\n(```|~~~)[^\n]*+(?:\n(?!\1)[^\n]*+)*+(?:\n[^\n]*+)?")
 _FENCE_PREFIXES = ("", "`", "``", "~", "~~")
 _TICK_RUNS = re.compile(r"(``*+)")  # not "`+": that form loses the engine's fast literal search
 _TICKS_ONLY = re.compile(r"`*+")
 _START = re.Match.start
-
-# Markers found in one window of text, and the window's absolute offset. The
-# scanner keeps matches, not positions and members: finalize needs members
-# once per distinct marker text, and working them out for tens of thousands of
-# markers would cost more than the scan itself.
-_Batch = tuple[list[re.Match[str]], int]
 
 
 def _to_int(digits: str) -> int:
@@ -102,34 +104,172 @@ def _bounds(listed: str) -> tuple[list[int], list[int]]:
     return _ints([low for low, _ in pairs]), _ints([high or low for low, high in pairs])
 
 
-def _ranges_in_bounds(listed: str) -> bool:
+def _ranges_in_bounds(listed: str | None) -> bool:
     """Whether every range N-M of a member list has N <= M and M - N < 50 (else it is text)."""
+    if listed is None:
+        return True
     lows, highs = _bounds(listed)
     widths: list[int] = list(map(sub, highs, lows))
     return min(widths) >= 0 and max(widths) < _MAX_RANGE_SPAN
 
 
-def _members(match: re.Match[str]) -> tuple[int, ...]:
-    """The members of a marker: written order, ranges expanded, repeats removed (first kept)."""
-    single, numbers, ranges = match.groups()
+def _group_texts(written: str) -> tuple[str | None, str | None, str | None]:
+    """The groups of a marker, from its text alone."""
+    single, numbers, ranges = _MARKER.match(written).groups()  # type: ignore[union-attr]
+    return single, numbers, ranges
+
+
+def _members(single: str | None, numbers: str | None, ranges: str | None) -> tuple[int, ...]:
+    """A marker's members from its groups: written order, ranges expanded, repeats removed (first kept)."""
     if single is not None:
         return (_to_int(single),)
     if numbers is not None:
         return tuple(dict.fromkeys(_ints(numbers.split(","))))
-    lows, highs = _bounds(ranges)
+    lows, highs = _bounds(ranges or "")
     return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
 
 
-# --- The scanner --------------------------------------------------------------
+# --- Where the code is ---------------------------------------------------------
+#
+# Fenced blocks are found first, from the lines alone; inline code spans are then
+# paired inside each stretch of text between fenced blocks, so a span never
+# reaches across a fenced block (as in CommonMark, where a fence ends the
+# paragraph). Markers are the candidates outside both. These helpers serve both
+# the whole-text scan and the streaming one.
+
+
+def _next_fence(text: str, p: int, limit: int, at_text_start: bool) -> int:
+    """Start of the first line in text[p:limit] that opens with ``` or ~~~; -1 if none.
+
+    `p` is a line start or follows text already looked at; `at_text_start`
+    says that index 0 is the start of the whole text (a line start).
+    """
+    if p == 0 and at_text_start and limit >= 3 and text.startswith(_FENCES):
+        return 0
+    found = _FENCE.search(text, max(p - 1, 0), limit)
+    return found.start() + 1 if found else -1
+
+
+def _runs(text: str, a: int, b: int, base: int) -> tuple[list[int], list[int]]:
+    """Absolute starts and lengths of the backtick runs in text[a:b] (`base`: offset of text[0])."""
+    if text.find("`", a, b) < 0:
+        return [], []
+    # split() and accumulate() find the runs without a match object each: an
+    # input of nothing but backtick runs stays cheap.
+    parts = _TICK_RUNS.split(text[a:b])  # text, run, text, ..., run, text
+    sizes = list(map(len, parts))
+    return list(accumulate(sizes[:-1], initial=a + base))[1::2], sizes[1::2]
+
+
+def _spans(starts: list[int], lengths: list[int], stretch_ends: bool) -> tuple[list[tuple[int, int]], int]:
+    """Inline code spans: each run opens one, closed by the next run of exactly its length.
+
+    Returns the spans and the index of the first run left undecided: an opener
+    with no partner yet, which only the end of the stretch makes plain text
+    (len(lengths) when nothing is left).
+    """
+    last = dict(zip(lengths, range(len(lengths)), strict=True))  # where each length occurs last
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lengths):
+        length = lengths[i]
+        if last[length] > i:
+            j = lengths.index(length, i + 1)
+            spans.append((starts[i], starts[j] + length))
+            i = j + 1
+        elif stretch_ends:
+            i += 1
+        else:
+            break
+    return spans, i
+
+
+def _code(text: str) -> list[tuple[int, int]]:
+    """Where the whole of `text` is code: fenced blocks and inline code spans, in order."""
+    code: list[tuple[int, int]] = []
+    prose = 0
+    # Searched in "\n" + text, so that the first line starts after a newline too.
+    blocks = [(m.start(), m.end() - 1) for m in _FENCED_BLOCK.finditer("\n" + text)]
+    for start, end in [*blocks, (len(text), len(text))]:
+        if text.find("`", prose, start) >= 0:
+            starts, lengths = _runs(text, prose, start, 0)
+            code += _spans(starts, lengths, stretch_ends=True)[0]
+        code.append((start, end))
+        prose = end
+    code.pop()  # the sentinel
+    return code
+
+
+# --- The whole-text scanner ------------------------------------------------------
+
+
+def _split(text: str) -> tuple[list[str], set[int]]:
+    """`text` cut around its marker candidates, and the candidates that are not markers.
+
+    parts[i - 1] is the text before the candidate parts[i] (i = 1, 6, 11, ...),
+    and parts[i + 1..3] its groups (one number, numbers, numbers and ranges).
+    The set holds the i of candidates inside code or with a range out of bounds.
+    """
+    parts = _SPLIT.split(text)
+    excluded: set[int] = set()
+    code = _code(text) if len(parts) > 1 and ("`" in text or "~~~" in text) else []
+    starts = _candidate_starts(parts) if code else []
+    for start, end in code:
+        first, stop = bisect_left(starts, start), bisect_left(starts, end)
+        if first < stop:
+            excluded.update(range(1 + _STRIDE * first, 1 + _STRIDE * stop, _STRIDE))
+    with_ranges = list(compress(range(4, len(parts), _STRIDE), parts[4::_STRIDE]))
+    out_of_bounds = {ranges for ranges in {parts[i] for i in with_ranges} if not _ranges_in_bounds(ranges)}
+    excluded.update(i - 3 for i in with_ranges if parts[i] in out_of_bounds)
+    return parts, excluded
+
+
+def _candidate_starts(parts: list[str]) -> list[int]:
+    sizes = [0] * (2 * (len(parts) // _STRIDE))
+    sizes[0::2] = map(len, parts[0 : len(parts) - 1 : _STRIDE])
+    sizes[1::2] = map(len, parts[1::_STRIDE])
+    return list(accumulate(sizes))[0::2]
+
+
+def _pieces(parts: list[str]) -> list[str]:
+    """The text's pieces from split parts: text, candidate, text, ..., text."""
+    return [*chain.from_iterable(zip(parts[0::_STRIDE], parts[1::_STRIDE])), parts[-1]]
+
+
+def scan_markers(text: str) -> list[Marker]:
+    """Every citation marker of `text` by CITATIONS.md, in order, in time linear in its length.
+
+    Where the spec leaves room, this reading holds (and MarkerStream, strip and
+    finalize share it):
+
+    - lines end at "\\n" only;
+    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
+    - fenced blocks are found from the lines first, and an inline code span is
+      paired only within the stretch between two fenced blocks, so a line
+      starting with three backticks opens a fence even after an unclosed run;
+    - a fence's closing line is code to its end;
+    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
+      precedes that;
+    - the `(` and `:` rules look at the character right after the `]`.
+    """
+    parts, excluded = _split(text)
+    starts = _candidate_starts(parts)
+    found = []
+    for i in range(1, len(parts), _STRIDE):
+        if i not in excluded:
+            start = starts[i // _STRIDE]
+            found.append(Marker(start, start + len(parts[i]), _members(*parts[i + 1 : i + 4])))
+    return found
+
+
+# --- The streaming scanner ----------------------------------------------------------
+
+# Markers found in one window of text, and the window's absolute offset.
+_Batch = tuple[list[re.Match[str]], int]
 
 
 class _Scanner:
     """The marker rules as a left-to-right machine over a text that arrives in windows.
-
-    Fenced blocks are found first, from the lines alone; inline code spans are
-    then paired inside each stretch of text between fenced blocks, so a span
-    never reaches across a fenced block (as in CommonMark, where a fence ends
-    the paragraph). Markers are the candidates outside both.
 
     What the machine keeps between windows: the open fence (its three
     characters), whether the rest of a fence's closing line is still to skip,
@@ -180,11 +320,7 @@ class _Scanner:
                 p = close + 1
                 continue
             limit = size if final else self._settled(window, p, base)
-            if p == base == 0 and limit >= 3 and window.startswith(_FENCES):
-                fence = 0
-            else:
-                found = _FENCE.search(window, max(p - 1, 0), limit)
-                fence = found.start() + 1 if found else -1
+            fence = _next_fence(window, p, limit, at_text_start=base == 0)
             self._stretch_part(window, p, limit if fence < 0 else fence, base, final or fence >= 0)
             if fence < 0:
                 return limit
@@ -210,18 +346,8 @@ class _Scanner:
 
     def _stretch_part(self, window: str, a: int, b: int, base: int, stretch_ends: bool) -> None:
         """Take `window[a:b]`, the next part of a stretch between fenced blocks."""
-        starts: list[int] = []
-        lengths: list[int] = []
-        if window.find("`", a, b) >= 0:
-            # split() and accumulate() find the runs without a match object
-            # each: an input of nothing but backtick runs stays cheap.
-            parts = _TICK_RUNS.split(window[a:b])  # text, run, text, ..., run, text
-            sizes = list(map(len, parts))
-            starts = list(accumulate(sizes[:-1], initial=a + base))[1::2]
-            lengths = sizes[1::2]
-        matches = list(_MARKER.finditer(window, a, b))
-        if matches and _MAYBE_RANGE.search(window, a, b):
-            matches = [m for m in matches if m.lastindex != 3 or _ranges_in_bounds(m.group(3))]
+        starts, lengths = _runs(window, a, b, base)
+        matches = [m for m in _MARKER.finditer(window, a, b) if m.lastindex != 3 or _ranges_in_bounds(m[3])]
         batches = [(matches, base)] if matches else []
         if self._open_run:
             if self._open_run not in lengths:
@@ -239,73 +365,34 @@ class _Scanner:
                 starts, lengths = starts[closer + 1 :], lengths[closer + 1 :]
             self._open_run = 0
             self._starts_after, self._lengths_after, self._held = [], [], []
-        self._pair(starts, lengths, batches, stretch_ends)
-
-    def _pair(self, starts: list[int], lengths: list[int], batches: list[_Batch], stretch_ends: bool) -> None:
-        """Pair backtick runs (each with the next run of its length) and emit the markers outside spans."""
-        last = dict(zip(lengths, range(len(lengths)), strict=True))  # where each length occurs last
-        spans: list[tuple[int, int]] = []
-        i = 0
-        while i < len(lengths):
-            length = lengths[i]
-            if last[length] > i:
-                j = lengths.index(length, i + 1)
-                spans.append((starts[i], starts[j] + length))
-                i = j + 1
-            elif stretch_ends:
-                i += 1
-            else:
-                break
+        spans, undecided = _spans(starts, lengths, stretch_ends)
         ends = [end for _, end in spans]
         k = 0
-        for matches, base in batches:
+        for matches, offset in batches:
             # Markers after an opening run still without a partner wait for it.
-            held = len(matches) if i == len(lengths) else bisect_left(matches, starts[i] - base, key=_START)
+            held = len(matches)
+            if undecided < len(lengths):
+                held = bisect_left(matches, starts[undecided] - offset, key=_START)
             # Alternate between the next marker and the next span that ends
             # after it, so that neither many spans nor many markers cost a step each.
             kept = 0
             outside: list[re.Match[str]] = []
             while kept < held:
-                k = bisect_right(ends, matches[kept].start() + base, k)
+                k = bisect_right(ends, matches[kept].start() + offset, k)
                 if k == len(spans):
                     break
-                inside = bisect_left(matches, spans[k][0] - base, kept, held, key=_START)
+                inside = bisect_left(matches, spans[k][0] - offset, kept, held, key=_START)
                 outside += matches[kept:inside]
-                kept = bisect_left(matches, ends[k] - base, inside, held, key=_START)
+                kept = bisect_left(matches, ends[k] - offset, inside, held, key=_START)
             outside += matches[kept:held]
             if outside:
-                self._emit(outside, base)
+                self._emit(outside, offset)
             if held < len(matches):
-                self._held.append((matches[held:], base))
-        if i < len(lengths):
-            self._open_run = lengths[i]
-            self._starts_after, self._lengths_after = starts[i + 1 :], lengths[i + 1 :]
-
-
-def _scan(text: str) -> list[re.Match[str]]:
-    """The match of every marker of `text`, in order."""
-    found: list[re.Match[str]] = []
-    _Scanner(lambda matches, _: found.extend(matches)).run(text, 0, 0, final=True)
-    return found
-
-
-def scan_markers(text: str) -> list[Marker]:
-    """Every citation marker of `text` by CITATIONS.md, in order, in time linear in its length.
-
-    Where the spec leaves room, this reading holds (and MarkerStream, strip and
-    finalize share it):
-
-    - lines end at "\\n" only;
-    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
-    - fenced blocks are found from the lines first, and an inline code span is
-      paired only within the stretch between two fenced blocks, so a line
-      starting with three backticks opens a fence even after an unclosed run;
-    - a fence's closing line is code to its end;
-    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
-      precedes that;
-    - the `(` and `:` rules look at the character right after the `]`.
-    """
-    return [Marker(m.start(), m.end(), _members(m)) for m in _scan(text)]
+                self._held.append((matches[held:], offset))
+        if undecided < len(lengths):
+            self._open_run = lengths[undecided]
+            self._starts_after = starts[undecided + 1 :]
+            self._lengths_after = lengths[undecided + 1 :]
 
 
 class MarkerStream:
@@ -355,7 +442,7 @@ class MarkerStream:
         return self._advance("", final=True)
 
     def _collect(self, matches: list[re.Match[str]], base: int) -> None:
-        self._found += [Marker(m.start() + base, m.end() + base, _members(m)) for m in matches]
+        self._found += [Marker(m.start() + base, m.end() + base, _members(*m.groups())) for m in matches]
 
     def _advance(self, piece: str, final: bool) -> list[Marker]:
         window = self._before + "".join(self._pending) + piece
@@ -400,49 +487,60 @@ def _in_range(value: int, count: int) -> bool:
     return 0 < value <= count
 
 
-def _blank_run_end(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    return i
-
-
-def _strip_pass(
-    text: str, markers: list[re.Match[str]], count: int, stripped: list[int]
-) -> tuple[str, list[int]]:
+def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
-    out: list[str] = []
-    size = 0
-    cursor = 0
-    joins: list[int] = []
-    # Most markers are in range: tell by their numbers' text, without parsing.
+    parts, excluded = _split(text)
+    # Most markers are in range, which their numbers' text tells without parsing.
     in_range = frozenset(map(str, range(1, min(count, 4096) + 1)))
-    for match in markers:
-        if match.group(1) in in_range or all(map(in_range.__contains__, _NUMBERS.findall(match.group()))):
+    suspects = compress(
+        range(1, len(parts), _STRIDE), map(not_, map(in_range.__contains__, parts[2::_STRIDE]))
+    )
+    # What becomes of a marker depends on its text alone: work it out once per text.
+    verdicts: dict[str, tuple[list[int], list[int]] | None] = {}
+    removed: list[int] = []
+    for i in suspects:
+        if i in excluded:
             continue
-        members = _members(match)
-        if min(members) > 0 and max(members) <= count:
+        written = parts[i]
+        if written in verdicts:
+            verdict = verdicts[written]
+        else:
+            verdict = verdicts[written] = _verdict(_members(*parts[i + 1 : i + 4]), count)
+        if verdict is None:
             continue
-        start, end = match.span()
-        kept = [v for v in members if _in_range(v, count)]
-        stripped += [v for v in members if not _in_range(v, count)]
-        gap = text[cursor:start]
+        kept, dropped = verdict
+        stripped += dropped
         if kept:
-            rendered = _render_written(kept)
-            out += (gap, rendered)
-            size += len(gap) + len(rendered)
-            cursor = end
+            parts[i] = _render_written(kept)
             continue
-        # The blank run before a marker never reaches past the gap: a removal
-        # leaves a non-blank character (or the text's start) on its left.
-        before = gap.rstrip(" \t")
-        cursor = end if len(before) < len(gap) else _blank_run_end(text, end)
-        out.append(before)
-        size += len(before)
-        joins.append(size)
-    if not out:
-        return text, joins
-    out.append(text[cursor:])
-    return "".join(out), joins
+        # The blank run before a marker never reaches past the text before it:
+        # a removal leaves a non-blank character (or the text's start) on its left.
+        before = parts[i - 1].rstrip(" \t")
+        if len(before) < len(parts[i - 1]):
+            parts[i - 1] = before
+        else:
+            parts[i + 4] = parts[i + 4].lstrip(" \t")
+        parts[i] = ""
+        removed.append(i)
+    if not any(verdicts.values()):
+        return text, []
+    pieces = _pieces(parts)
+    joins: list[int] = []
+    position = done = 0
+    for i in removed:
+        piece = 2 * (i // _STRIDE) + 1
+        position += sum(map(len, pieces[done:piece]))
+        done = piece
+        joins.append(position)
+    return "".join(pieces), joins
+
+
+def _verdict(members: tuple[int, ...], count: int) -> tuple[list[int], list[int]] | None:
+    """The members a marker keeps and those it loses; None when it keeps them all."""
+    kept = [v for v in members if _in_range(v, count)]
+    if len(kept) == len(members):
+        return None
+    return kept, [v for v in members if not _in_range(v, count)]
 
 
 class _Draft:
@@ -569,12 +667,10 @@ def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]
         head = base[left] if left >= 0 else ""
         probe = head + "".join(chars) + (base[right] if right < size else "")
         match = _MARKER.match(probe, len(head))
-        if (
-            match is not None
-            and match.end() == len(head) + len(chars)
-            and (match.lastindex != 3 or _ranges_in_bounds(match.group(3)))
-        ):
-            markers.append((i, k + 1, _members(match)))
+        if match is not None and match.end() == len(head) + len(chars):
+            single, numbers, ranges = match.groups()
+            if ranges is None or _ranges_in_bounds(ranges):
+                markers.append((i, k + 1, _members(single, numbers, ranges)))
     markers.sort()
     new_joins: list[int] = []
     for start, end, members in markers:
@@ -602,7 +698,7 @@ def strip_out_of_range_markers(text: str, source_count: int) -> StripResult:
     """Remove every marker member that is 0 or above `source_count`, pass after pass, per CITATIONS.md."""
     stripped: list[int] = []
     while True:
-        text, joins = _strip_pass(text, _scan(text), source_count, stripped)
+        text, joins = _strip_pass(text, source_count, stripped)
         draft = _Draft(text)
         while joins and not _changes_code(draft, joins):
             joins = _local_pass(draft, joins, source_count, stripped)
@@ -620,35 +716,34 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
     Raises ValueError on a member outside 1..len(sources): strip first.
     """
     count = len(sources)
-    markers = _scan(text)
-    if not markers:
+    parts, excluded = _split(text)
+    if len(excluded) == len(parts) // _STRIDE:
         return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
+    kept_as_is = {i: parts[i] for i in excluded}
+    markers = parts[1::_STRIDE]
+    if excluded:
+        markers = [parts[i] for i in range(1, len(parts), _STRIDE) if i not in excluded]
+    # Sources are numbered in the order their markers first appear; a marker
+    # written again adds nothing new, so each distinct marker text is worked
+    # out once, in order of first appearance, and then looked up.
     mapping: dict[int, int] = {}
-    # Once a marker's members are all numbered, its rewriting is fixed: most
-    # markers repeat one another's text, so most are looked up, not parsed.
     rendered: dict[str, str] = {}
-    out: list[str] = []
-    cursor = 0
-    for match in markers:
-        start, end = match.span()
-        written = match.group()
-        canonical = rendered.get(written)
-        if canonical is None:
-            members = _members(match)
-            for member in members:
-                if member not in mapping:
-                    if not _in_range(member, count):
-                        raise ValueError(
-                            f"the marker at offset {start} cites a source outside 1..{count}; "
-                            "strip_out_of_range_markers() must run first"
-                        )
-                    mapping[member] = len(mapping) + 1
-            canonical = rendered[written] = render_marker(mapping[m] for m in members)
-        out += (text[cursor:start], canonical)
-        cursor = end
-    out.append(text[cursor:])
+    for written in dict.fromkeys(markers):
+        members = _members(*_group_texts(written))
+        for member in members:
+            if member not in mapping:
+                if not _in_range(member, count):
+                    raise ValueError(
+                        f"the marker {written} cites a source outside 1..{count}; "
+                        "strip_out_of_range_markers() must run first"
+                    )
+                mapping[member] = len(mapping) + 1
+        rendered[written] = render_marker(mapping[m] for m in members)
+    parts[1::_STRIDE] = map(rendered.get, parts[1::_STRIDE], parts[1::_STRIDE])
+    for i, written in kept_as_is.items():
+        parts[i] = written
     return Finalized(
-        text="".join(out),
+        text="".join(_pieces(parts)),
         references=[sources[old - 1] for old in mapping],
         mapping=mapping,
         dropped=[n for n in range(1, count + 1) if n not in mapping],
