@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -174,24 +174,39 @@ def _source_row(answer: Answer, source: RetrievedSource) -> AnswerSource:
     )
 
 
+@dataclass
+class _Progress:
+    """What generation has produced so far: kept whether it ends well or not."""
+
+    started_at: float = field(default_factory=time.monotonic)
+    pieces: list[str] = field(default_factory=list)
+    first_piece_ms: float | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    @property
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.started_at) * 1000
+
+
 async def answer_generate(*, started: Started, provider: Provider) -> Answer:
     """Steps 4-7: stream the provider, finalize, persist the pair, publish `done` or `error`.
 
     Whatever happens, the answer ends `done` or `failed`, with the raw text
     received so far.
     """
-    pieces: list[str] = []
+    progress = _Progress()
     deltas = _DeltaPublisher(started.answer_id) if started.publish else None
-    generation_started = time.monotonic()
-    first_piece_ms: float | None = None
-    last_heartbeat = generation_started
+    last_heartbeat = progress.started_at
     try:
         async for piece in provider.stream(started.prompt):
             if not piece:
                 continue
-            if first_piece_ms is None:
-                first_piece_ms = (time.monotonic() - generation_started) * 1000
-            pieces.append(piece)
+            if progress.first_piece_ms is None:
+                progress.first_piece_ms = progress.elapsed_ms
+            progress.pieces.append(piece)
             if deltas is not None:
                 await deltas.add(piece)
             if time.monotonic() - last_heartbeat >= HEARTBEAT_SECONDS:
@@ -200,47 +215,25 @@ async def answer_generate(*, started: Started, provider: Provider) -> Answer:
         if deltas is not None:
             await deltas.close()
     except ProviderError as exc:
+        # The provider may have received more than it yielded; keep the longer text.
+        raw = exc.partial_text if len(exc.partial_text) > len(progress.text) else progress.text
         return await _fail(
-            started,
-            deltas,
-            raw_text=exc.partial_text if len(exc.partial_text) > len("".join(pieces)) else "".join(pieces),
-            kind=exc.kind,
-            message=exc.message,
-            truncated=exc.truncated,
-            first_piece_ms=first_piece_ms,
-            generation_started=generation_started,
+            started, deltas, progress, exc.kind, exc.message, raw_text=raw, truncated=exc.truncated
         )
     except asyncio.CancelledError:
-        await _fail(
-            started,
-            deltas,
-            raw_text="".join(pieces),
-            kind=CANCELLED,
-            message="The answer was interrupted before it finished.",
-            truncated=False,
-            first_piece_ms=first_piece_ms,
-            generation_started=generation_started,
-        )
+        await _fail(started, deltas, progress, CANCELLED, "The answer was interrupted before it finished.")
         raise
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
         return await _fail(
-            started,
-            deltas,
-            raw_text="".join(pieces),
-            kind=INTERNAL_ERROR,
-            message="Something went wrong while writing the answer.",
-            truncated=False,
-            first_piece_ms=first_piece_ms,
-            generation_started=generation_started,
+            started, deltas, progress, INTERNAL_ERROR, "Something went wrong while writing the answer."
         )
 
-    generation_ms = (time.monotonic() - generation_started) * 1000
     answer = await sync_to_async(_answer_complete)(
         answer_id=started.answer_id,
-        raw_text="".join(pieces),
-        first_piece_ms=first_piece_ms,
-        generation_ms=generation_ms,
+        raw_text=progress.text,
+        first_piece_ms=progress.first_piece_ms,
+        generation_ms=progress.elapsed_ms,
         total_ms=(time.monotonic() - started.started_at) * 1000,
     )
     if started.publish:
@@ -290,14 +283,14 @@ def _answer_complete(
 async def _fail(
     started: Started,
     deltas: _DeltaPublisher | None,
-    *,
-    raw_text: str,
+    progress: _Progress,
     kind: str,
     message: str,
-    truncated: bool,
-    first_piece_ms: float | None,
-    generation_started: float,
+    *,
+    raw_text: str | None = None,
+    truncated: bool = False,
 ) -> Answer:
+    raw_text = progress.text if raw_text is None else raw_text
     if deltas is not None:
         # The deltas must still add up to the raw text that is kept.
         await deltas.close(final_text=raw_text)
@@ -307,8 +300,8 @@ async def _fail(
         kind=kind,
         message=message,
         truncated=truncated,
-        first_piece_ms=first_piece_ms,
-        generation_ms=(time.monotonic() - generation_started) * 1000,
+        first_piece_ms=progress.first_piece_ms,
+        generation_ms=progress.elapsed_ms,
         total_ms=(time.monotonic() - started.started_at) * 1000,
     )
     if started.publish:
