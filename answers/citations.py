@@ -1,4 +1,4 @@
-"""Citation markers per CITATIONS.md: the one scanner, stripping, finalizing, and a streaming scanner."""
+"""Citation markers per CITATIONS.md: one scanner for strip, finalize and readers, and a streaming twin."""
 
 from __future__ import annotations
 
@@ -47,19 +47,17 @@ _MARKER_PATTERN = (
     r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
     r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
     r"[ \t]*+(?:"
-    r"([0-9]++)"  # one number, by far the most common form
-    r"|([0-9]++(?:" + _SEP + r"[0-9]++)++)"  # numbers
-    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # numbers and ranges
+    r"[0-9]++(?:" + _SEP + r"[0-9]++)*+"  # numbers
+    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # numbers and ranges, whose bounds need checking
     r")[ \t]*+\](?!\()"  # and a link or image is text
 )
 _MARKER = re.compile(_MARKER_PATTERN)
-# The same, splitting a text into [text, marker, number, numbers, ranges, text, ...]:
+# The same, splitting a text into [text, marker, ranges, text, marker, ranges, ..., text]:
 # a whole text's candidates come out with the text around them and without a
 # match object each, which is most of what finalize and strip cost.
 _SPLIT = re.compile("(" + _MARKER_PATTERN + ")")
-_STRIDE = 5
+_STRIDE = 3
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
-_NUMBERS = re.compile(r"[0-9]++")
 _MAX_RANGE_SPAN = 50
 # What may follow a '[' and still turn into a marker once more text arrives.
 _PARTIAL = re.compile(r"[0-9 \t,\-\u2013]*+\]?")
@@ -104,29 +102,20 @@ def _bounds(listed: str) -> tuple[list[int], list[int]]:
     return _ints([low for low, _ in pairs]), _ints([high or low for low, high in pairs])
 
 
-def _ranges_in_bounds(listed: str | None) -> bool:
+def _ranges_in_bounds(listed: str) -> bool:
     """Whether every range N-M of a member list has N <= M and M - N < 50 (else it is text)."""
-    if listed is None:
-        return True
     lows, highs = _bounds(listed)
     widths: list[int] = list(map(sub, highs, lows))
     return min(widths) >= 0 and max(widths) < _MAX_RANGE_SPAN
 
 
-def _group_texts(written: str) -> tuple[str | None, str | None, str | None]:
-    """The groups of a marker, from its text alone."""
-    single, numbers, ranges = _MARKER.match(written).groups()  # type: ignore[union-attr]
-    return single, numbers, ranges
-
-
-def _members(single: str | None, numbers: str | None, ranges: str | None) -> tuple[int, ...]:
-    """A marker's members from its groups: written order, ranges expanded, repeats removed (first kept)."""
-    if single is not None:
-        return (_to_int(single),)
-    if numbers is not None:
-        return tuple(dict.fromkeys(_ints(numbers.split(","))))
-    lows, highs = _bounds(ranges or "")
-    return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
+def _members(written: str) -> tuple[int, ...]:
+    """A marker's members, from its text: written order, ranges expanded, repeats removed (first kept)."""
+    inner = written[1:-1]
+    if "-" in inner or "\u2013" in inner:
+        lows, highs = _bounds(inner)
+        return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
+    return tuple(dict.fromkeys(_ints(inner.split(","))))
 
 
 # --- Where the code is ---------------------------------------------------------
@@ -206,8 +195,8 @@ def _code(text: str) -> list[tuple[int, int]]:
 def _split(text: str) -> tuple[list[str], set[int]]:
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
-    parts[i - 1] is the text before the candidate parts[i] (i = 1, 6, 11, ...),
-    and parts[i + 1..3] its groups (one number, numbers, numbers and ranges).
+    parts[i - 1] is the text before the candidate parts[i] (i = 1, 4, 7, ...),
+    and parts[i + 1] its member list if it has ranges (else None).
     The set holds the i of candidates inside code or with a range out of bounds.
     """
     parts = _SPLIT.split(text)
@@ -218,9 +207,9 @@ def _split(text: str) -> tuple[list[str], set[int]]:
         first, stop = bisect_left(starts, start), bisect_left(starts, end)
         if first < stop:
             excluded.update(range(1 + _STRIDE * first, 1 + _STRIDE * stop, _STRIDE))
-    with_ranges = list(compress(range(4, len(parts), _STRIDE), parts[4::_STRIDE]))
+    with_ranges = list(compress(range(2, len(parts), _STRIDE), parts[2::_STRIDE]))
     out_of_bounds = {ranges for ranges in {parts[i] for i in with_ranges} if not _ranges_in_bounds(ranges)}
-    excluded.update(i - 3 for i in with_ranges if parts[i] in out_of_bounds)
+    excluded.update(i - 1 for i in with_ranges if parts[i] in out_of_bounds)
     return parts, excluded
 
 
@@ -233,7 +222,7 @@ def _candidate_starts(parts: list[str]) -> list[int]:
 
 def _pieces(parts: list[str]) -> list[str]:
     """The text's pieces from split parts: text, candidate, text, ..., text."""
-    return [*chain.from_iterable(zip(parts[0::_STRIDE], parts[1::_STRIDE])), parts[-1]]
+    return [*chain.from_iterable(zip(parts[0:-1:_STRIDE], parts[1::_STRIDE], strict=True)), parts[-1]]
 
 
 def scan_markers(text: str) -> list[Marker]:
@@ -258,7 +247,7 @@ def scan_markers(text: str) -> list[Marker]:
     for i in range(1, len(parts), _STRIDE):
         if i not in excluded:
             start = starts[i // _STRIDE]
-            found.append(Marker(start, start + len(parts[i]), _members(*parts[i + 1 : i + 4])))
+            found.append(Marker(start, start + len(parts[i]), _members(parts[i])))
     return found
 
 
@@ -347,7 +336,11 @@ class _Scanner:
     def _stretch_part(self, window: str, a: int, b: int, base: int, stretch_ends: bool) -> None:
         """Take `window[a:b]`, the next part of a stretch between fenced blocks."""
         starts, lengths = _runs(window, a, b, base)
-        matches = [m for m in _MARKER.finditer(window, a, b) if m.lastindex != 3 or _ranges_in_bounds(m[3])]
+        matches = [m for m in _MARKER.finditer(window, a, b) if m[1] is None or _ranges_in_bounds(m[1])]
+        if not lengths and not self._open_run:  # no code span to think about
+            if matches:
+                self._emit(matches, base)
+            return
         batches = [(matches, base)] if matches else []
         if self._open_run:
             if self._open_run not in lengths:
@@ -442,7 +435,7 @@ class MarkerStream:
         return self._advance("", final=True)
 
     def _collect(self, matches: list[re.Match[str]], base: int) -> None:
-        self._found += [Marker(m.start() + base, m.end() + base, _members(*m.groups())) for m in matches]
+        self._found += [Marker(m.start() + base, m.end() + base, _members(m.group())) for m in matches]
 
     def _advance(self, piece: str, final: bool) -> list[Marker]:
         window = self._before + "".join(self._pending) + piece
@@ -490,10 +483,10 @@ def _in_range(value: int, count: int) -> bool:
 def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
     parts, excluded = _split(text)
-    # Most markers are in range, which their numbers' text tells without parsing.
-    in_range = frozenset(map(str, range(1, min(count, 4096) + 1)))
+    # Most markers are written [n] with n in range: tell those by their text.
+    in_range = frozenset(f"[{n}]" for n in range(1, min(count, 4096) + 1))
     suspects = compress(
-        range(1, len(parts), _STRIDE), map(not_, map(in_range.__contains__, parts[2::_STRIDE]))
+        range(1, len(parts), _STRIDE), map(not_, map(in_range.__contains__, parts[1::_STRIDE]))
     )
     # What becomes of a marker depends on its text alone: work it out once per text.
     verdicts: dict[str, tuple[list[int], list[int]] | None] = {}
@@ -505,7 +498,7 @@ def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[i
         if written in verdicts:
             verdict = verdicts[written]
         else:
-            verdict = verdicts[written] = _verdict(_members(*parts[i + 1 : i + 4]), count)
+            verdict = verdicts[written] = _verdict(_members(written), count)
         if verdict is None:
             continue
         kept, dropped = verdict
@@ -519,7 +512,7 @@ def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[i
         if len(before) < len(parts[i - 1]):
             parts[i - 1] = before
         else:
-            parts[i + 4] = parts[i + 4].lstrip(" \t")
+            parts[i + 2] = parts[i + 2].lstrip(" \t")
         parts[i] = ""
         removed.append(i)
     if not any(verdicts.values()):
@@ -667,10 +660,12 @@ def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]
         head = base[left] if left >= 0 else ""
         probe = head + "".join(chars) + (base[right] if right < size else "")
         match = _MARKER.match(probe, len(head))
-        if match is not None and match.end() == len(head) + len(chars):
-            single, numbers, ranges = match.groups()
-            if ranges is None or _ranges_in_bounds(ranges):
-                markers.append((i, k + 1, _members(single, numbers, ranges)))
+        if (
+            match is not None
+            and match.end() == len(head) + len(chars)
+            and (match[1] is None or _ranges_in_bounds(match[1]))
+        ):
+            markers.append((i, k + 1, _members(match.group())))
     markers.sort()
     new_joins: list[int] = []
     for start, end, members in markers:
@@ -720,16 +715,18 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
     if len(excluded) == len(parts) // _STRIDE:
         return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
     kept_as_is = {i: parts[i] for i in excluded}
-    markers = parts[1::_STRIDE]
-    if excluded:
-        markers = [parts[i] for i in range(1, len(parts), _STRIDE) if i not in excluded]
+    markers: list[str | None] = [*parts[1::_STRIDE]]
+    for i in excluded:
+        markers[i // _STRIDE] = None
     # Sources are numbered in the order their markers first appear; a marker
     # written again adds nothing new, so each distinct marker text is worked
     # out once, in order of first appearance, and then looked up.
     mapping: dict[int, int] = {}
     rendered: dict[str, str] = {}
     for written in dict.fromkeys(markers):
-        members = _members(*_group_texts(written))
+        if written is None:
+            continue
+        members = _members(written)
         for member in members:
             if member not in mapping:
                 if not _in_range(member, count):

@@ -16,9 +16,9 @@ from answers.citations import (
 # Pieces that make the interesting structures likely: markers, near-markers,
 # fences, backtick runs, escapes, links and reference definitions.
 TOKENS = [
-    "[", "]", "0", "1", "2", "3", "9", "12", ",", ", ", "-", "–", " ", "\t", "\n",
-    "`", "``", "```", "~", "~~~", "\\", "(", ":", "a", "b", "١",
-    "[1]", "[2]", "[3]", "[9]", "[0]", "[2, 3]", "[1-3]", "[3–1]", "[1][2]", "[9](x)", "[4]:",
+    "[", "]", "0", "1", "2", "3", "9", "12", ",", ", ", "-", "\u2013", " ", "\t", "\n",
+    "`", "``", "```", "~", "~~~", "\\", "(", ":", "a", "b", "\u0661",
+    "[1]", "[2]", "[3]", "[9]", "[0]", "[2, 3]", "[1-3]", "[3\u20131]", "[1][2]", "[9](x)", "[4]:",
 ]  # fmt: skip
 # Fewer kinds of pieces, so that removals next to fences, backtick runs and
 # blanks (the cases that make strip repeat its pass) come up often.
@@ -32,8 +32,8 @@ def _nest(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.tuples(opening, inner, closing, inner).map("".join)
 
 
-# Whole lines, so that fences open and close around markers, and removals
-# turn lines into fence lines (`[9]```` loses its `[9]`).
+# Whole lines, so that fences open and close around markers, and removals turn
+# lines into fence lines (the line [9]``` loses its [9] and opens a fence).
 LINES = [
     "```", "~~~", "```py", "[9]```", "[9[9]]```", "[9] ~~~", "\t[9]`", "[9]", "[1]", "[9] [1]",
     "x [9]", "`[9]` [9]", "``[9]` [9] `", "[9][1]: x", "[1] [9](x)", "\\ [9][1]", "",
@@ -106,7 +106,7 @@ def _members_of(content: str) -> tuple[int, ...] | None:
     values: list[int] = []
     for part in content.split(","):
         part = part.strip(" \t")
-        dash = next((d for d in "-–" if d in part), None)
+        dash = next((d for d in "-\u2013" if d in part), None)
         bounds = part.split(dash) if dash else [part]
         if len(bounds) > 2 or not all(b and b.isascii() and b.isdigit() for b in bounds):
             return None

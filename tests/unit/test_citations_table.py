@@ -1,0 +1,295 @@
+"""Table tests of answers.citations: each case pins one clause of CITATIONS.md, worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from answers.citations import (
+    Marker,
+    finalize_citations,
+    render_marker,
+    scan_markers,
+    strip_out_of_range_markers,
+)
+
+RANGE_1_TO_50 = tuple(range(1, 51))
+
+# (text, markers as (start, end, members))
+SCAN_CASES = [
+    # What is a marker
+    pytest.param("see [1].", [(4, 7, (1,))], id="marker/one-number"),
+    pytest.param("[1,2]", [(0, 5, (1, 2))], id="marker/members-separated-by-commas"),
+    pytest.param("[ 1 , 2 ]", [(0, 9, (1, 2))], id="marker/spaces-around-members-and-commas"),
+    pytest.param("[\t1,\t2\t]", [(0, 8, (1, 2))], id="marker/tabs-around-members-and-commas"),
+    pytest.param("[1 2]", [], id="marker/members-need-a-comma"),
+    pytest.param("[1,]", [], id="marker/trailing-comma-is-text"),
+    pytest.param("[,1]", [], id="marker/leading-comma-is-text"),
+    pytest.param("[1a]", [], id="marker/letter-is-text"),
+    pytest.param("[1;2]", [], id="marker/semicolon-is-text"),
+    pytest.param("[]", [], id="marker/empty-is-text"),
+    pytest.param("[see 1]", [], id="marker/words-are-text"),
+    pytest.param("[1\n]", [], id="marker/newline-is-text"),
+    # Ranges
+    pytest.param("[2-4]", [(0, 5, (2, 3, 4))], id="range/hyphen"),
+    pytest.param("[2\u20134]", [(0, 5, (2, 3, 4))], id="range/en-dash"),
+    pytest.param("[3-3]", [(0, 5, (3,))], id="range/N-equal-to-M"),
+    pytest.param("[1-50]", [(0, 6, RANGE_1_TO_50)], id="range/M-minus-N-49-is-a-range"),
+    pytest.param("[1-51]", [], id="range/M-minus-N-50-is-text"),
+    pytest.param("[4-2]", [], id="range/reversed-is-text"),
+    pytest.param("[1, 4-2]", [], id="range/one-bad-range-makes-the-whole-bracket-text"),
+    pytest.param("[2 - 4]", [], id="range/no-spaces-inside-a-range"),
+    pytest.param("[ 2-4 ]", [(0, 7, (2, 3, 4))], id="range/spaces-around-a-range"),
+    # Members
+    pytest.param("[2-4, 3, 1]", [(0, 11, (2, 3, 4, 1))], id="members/written-order-ranges-expanded"),
+    pytest.param("[1,1,2,1]", [(0, 9, (1, 2))], id="members/repeats-removed"),
+    pytest.param("[3, 1, 3]", [(0, 9, (3, 1))], id="members/repeat-removed-first-kept"),
+    pytest.param("[01]", [(0, 4, (1,))], id="number/leading-zero-is-its-decimal-value"),
+    pytest.param("[01, 1]", [(0, 7, (1,))], id="number/01-and-1-are-a-repeat"),
+    pytest.param("[0]", [(0, 3, (0,))], id="number/zero-is-a-member"),
+    pytest.param(
+        "[99999999999999999999]",
+        [(0, 22, (99999999999999999999,))],
+        id="number/beyond-64-bits-is-a-member",
+    ),
+    pytest.param("[\u0661]", [], id="number/arabic-indic-digit-is-text"),
+    pytest.param("[\uff11]", [], id="number/fullwidth-digit-is-text"),
+    pytest.param("[1\u0661]", [], id="number/non-ascii-digit-inside-is-text"),
+    # Adjacent and nested brackets
+    pytest.param("[1][3]", [(0, 3, (1,)), (3, 6, (3,))], id="adjacent/two-markers"),
+    pytest.param("[[1]]", [(1, 4, (1,))], id="nested/inner-bracket-is-the-marker"),
+    # Links, reference definitions, escapes
+    pytest.param("[1](x)", [], id="link/bracket-followed-by-paren"),
+    pytest.param("![1](img.png)", [], id="link/image"),
+    pytest.param("[1] (x)", [(0, 3, (1,))], id="link/space-before-paren-is-a-marker"),
+    pytest.param("[1]: https://a.example/", [], id="reference-definition/at-text-start"),
+    pytest.param("a\n[1]: x", [], id="reference-definition/at-line-start"),
+    pytest.param("a\r\n[1]: x", [], id="reference-definition/after-crlf"),
+    pytest.param("see [1]: x", [(4, 7, (1,))], id="reference-definition/mid-line-is-a-marker"),
+    pytest.param(" [1]: x", [(1, 4, (1,))], id="reference-definition/indented-is-a-marker"),
+    pytest.param("\\[1]", [], id="escape/backslash-before-bracket"),
+    pytest.param("\\\\[1]", [], id="escape/bracket-after-two-backslashes-is-still-preceded-by-one"),
+    pytest.param("\\ [1]", [(2, 5, (1,))], id="escape/not-immediately-preceded"),
+    # Fenced code blocks
+    pytest.param("```\n[1]\n```\n[2]", [(12, 15, (2,))], id="fence/backticks"),
+    pytest.param("~~~\n[1]\n~~~\n[2]", [(12, 15, (2,))], id="fence/tildes"),
+    pytest.param(
+        "```python [3]\n[1]\n```\n[2]", [(22, 25, (2,))], id="fence/anything-may-follow-the-opening"
+    ),
+    pytest.param("```\n[1]", [], id="fence/unclosed-runs-to-the-end"),
+    pytest.param("```\n[1]\n~~~\n[2]", [], id="fence/closes-only-with-the-same-three-characters"),
+    pytest.param("~~~\n[1]\n```\n[2]\n~~~\n[3]", [(20, 23, (3,))], id="fence/other-fence-inside-is-code"),
+    pytest.param("````\n[1]\n```\n[2]", [(13, 16, (2,))], id="fence/four-backticks-open-three-close"),
+    pytest.param("```\n[1]\n``` [2]\n[3]", [(16, 19, (3,))], id="fence/closing-line-is-code-to-its-end"),
+    pytest.param(" ```\n[1]", [(5, 8, (1,))], id="fence/must-start-the-line"),
+    pytest.param("``\n[1]", [(3, 6, (1,))], id="fence/two-backticks-are-no-fence"),
+    pytest.param("a ```\n[1]\n```", [(6, 9, (1,))], id="fence/opens-even-after-an-unclosed-inline-run"),
+    # Inline code spans
+    pytest.param("`[1]` [2]", [(6, 9, (2,))], id="span/code-is-not-a-marker"),
+    pytest.param("`x`[1]", [(3, 6, (1,))], id="span/marker-right-after-a-span"),
+    pytest.param("``a ` [1] ``", [], id="span/closes-only-with-a-run-of-the-same-length"),
+    pytest.param("`` [1] `", [(3, 6, (1,))], id="span/run-without-partner-is-text"),
+    pytest.param("`a\n[1]\nb` [2]", [(10, 13, (2,))], id="span/crosses-lines"),
+    pytest.param("`a\\` [1] `", [(5, 8, (1,))], id="span/backslash-does-not-escape-a-backtick"),
+    pytest.param("` [1] `` [2] `` [3] `", [], id="span/runs-inside-a-span-are-its-content"),
+    pytest.param("`\n```\n[1]\n```\n` [2]", [(16, 19, (2,))], id="span/never-reaches-across-a-fenced-block"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SCAN_CASES)
+def test_scan_markers(text: str, expected: list[tuple[int, int, tuple[int, ...]]]) -> None:
+    assert scan_markers(text) == [Marker(start, end, members) for start, end, members in expected]
+
+
+# (text, source count, text after, stripped members)
+STRIP_CASES = [
+    # The spec's examples
+    pytest.param("Foo [9].", 1, "Foo.", [9], id="strip/removes-the-blank-run-before"),
+    pytest.param("[9] Foo", 1, "Foo", [9], id="strip/else-the-blank-run-after"),
+    pytest.param("a [9] [8] b", 1, "a b", [9, 8], id="strip/each-removal-on-the-text-left-by-the-last"),
+    pytest.param("[3, 9, 1]", 3, "[3, 1]", [9], id="strip/keeps-some-members-rerendered"),
+    # Kept byte for byte
+    pytest.param("[1]", 1, "[1]", [], id="strip/in-range-untouched"),
+    pytest.param("[ 01 ,1 ]", 1, "[ 01 ,1 ]", [], id="strip/untouched-byte-for-byte"),
+    pytest.param("`[9]` [9]", 1, "`[9]`", [9], id="strip/code-span-untouched"),
+    pytest.param("```\n[9]\n```\n[9]", 1, "```\n[9]\n```\n", [9], id="strip/fenced-block-untouched"),
+    pytest.param("[9](x) [9]: y", 1, "[9](x): y", [9], id="strip/link-untouched"),
+    # Which members go
+    pytest.param("[0]", 3, "", [0], id="strip/zero-is-out-of-range"),
+    pytest.param("x [0, 2]", 3, "x [2]", [0], id="strip/zero-removed-from-a-list"),
+    pytest.param("[2-4]", 3, "[2, 3]", [4], id="strip/range-rerendered-as-numbers"),
+    pytest.param("[3, 5, 1, 2]", 2, "[1, 2]", [3, 5], id="strip/stripped-in-written-order"),
+    pytest.param("[2, 9, 1]", 2, "[2, 1]", [9], id="strip/rerendered-in-written-order-not-sorted"),
+    pytest.param(
+        "[99999999999999999999] x",
+        5,
+        "x",
+        [99999999999999999999],
+        id="strip/number-beyond-64-bits",
+    ),
+    pytest.param("[1]", 0, "", [1], id="strip/no-sources-strips-everything"),
+    # The blank run
+    pytest.param("a\t[9]\tb", 1, "a\tb", [9], id="strip/tab-run-before"),
+    pytest.param("a  \t [9]x", 1, "ax", [9], id="strip/whole-run-before"),
+    pytest.param("x[9]y", 1, "xy", [9], id="strip/no-run-on-either-side"),
+    pytest.param("[9]", 1, "", [9], id="strip/marker-alone"),
+    pytest.param("a [9]\n[8] b", 1, "a\nb", [9, 8], id="strip/newline-is-not-a-blank"),
+    pytest.param("[9][1]", 1, "[1]", [9], id="strip/adjacent-marker-kept"),
+    pytest.param("[1] [9] [8]", 1, "[1]", [9, 8], id="strip/run-before-each-in-turn"),
+    # Repeated passes
+    pytest.param("[[9]1]", 1, "[1]", [9], id="passes/removal-closes-a-new-marker"),
+    pytest.param("[2[9]]", 2, "[2]", [9], id="passes/new-marker-in-range-is-kept"),
+    pytest.param("[9[9[9]]]", 1, "", [9, 9, 9], id="passes/one-pass-per-nesting-level"),
+    pytest.param("[9[9]] tail", 1, "tail", [9, 9], id="passes/next-pass-judges-blanks-anew"),
+    pytest.param(" [9[9]][9]", 1, "", [9, 9, 9], id="passes/later-pass-takes-the-run-before"),
+    pytest.param(
+        "[9]```\n[5]\n```\n[7]\n```",
+        1,
+        "```\n\n```\n\n```",
+        [9, 5, 7],
+        id="passes/removal-starts-a-fence-line",
+    ),
+    pytest.param("x``[9]` [5] `", 1, "x``` `", [9, 5], id="passes/removal-merges-backtick-runs"),
+    pytest.param("\\ [9][1]", 1, "\\[1]", [9], id="passes/removal-escapes-the-next-marker"),
+    pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
+    pytest.param("[1][9] (x)", 1, "[1](x)", [9], id="passes/removal-makes-a-link"),
+]
+
+
+@pytest.mark.parametrize(("text", "count", "expected_text", "expected_stripped"), STRIP_CASES)
+def test_strip_out_of_range_markers(
+    text: str, count: int, expected_text: str, expected_stripped: list[int]
+) -> None:
+    result = strip_out_of_range_markers(text, count)
+    assert (result.text, result.stripped) == (expected_text, expected_stripped)
+
+
+# (text, source count, final text, references as original numbers, dropped)
+FINALIZE_CASES = [
+    pytest.param("[3, 1]", 3, "[1, 2]", [3, 1], [2], id="finalize/canonical-form-spec-example"),
+    pytest.param("[2-4]", 4, "[1, 2, 3]", [2, 3, 4], [1], id="finalize/range-spec-example"),
+    pytest.param(
+        "A [2]. B [1][2]. C [3, 2].",
+        3,
+        "A [1]. B [2][1]. C [1, 3].",
+        [2, 1, 3],
+        [],
+        id="finalize/numbered-in-order-of-first-citation",
+    ),
+    pytest.param("x [1] y [3]", 4, "x [1] y [2]", [1, 3], [2, 4], id="finalize/uncited-dropped-ascending"),
+    pytest.param("[ 02 ,\t1 ]", 2, "[1, 2]", [2, 1], [], id="finalize/members-in-written-order-then-sorted"),
+    pytest.param("[2, 2-3]", 3, "[1, 2]", [2, 3], [1], id="finalize/repeat-inside-a-marker"),
+    pytest.param("`[4]` [1]", 2, "`[4]` [1]", [1], [2], id="finalize/code-left-alone"),
+    pytest.param(
+        "`[2]` [2]", 2, "`[2]` [1]", [2], [1], id="finalize/code-left-alone-though-written-like-a-marker"
+    ),
+    pytest.param("[1](x) [2]", 2, "[1](x) [1]", [2], [1], id="finalize/link-left-alone"),
+]
+
+
+@pytest.mark.parametrize(("text", "count", "expected_text", "cited", "dropped"), FINALIZE_CASES)
+def test_finalize_citations(
+    text: str, count: int, expected_text: str, cited: list[int], dropped: list[int]
+) -> None:
+    sources = [f"s{n}" for n in range(1, count + 1)]
+    final = finalize_citations(text, sources)
+    assert final.text == expected_text
+    assert final.references == [f"s{n}" for n in cited]
+    assert final.mapping == {old: new for new, old in enumerate(cited, start=1)}
+    assert final.dropped == dropped
+    assert final.fallback is False
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        pytest.param("No markers here.", 3, id="fallback/no-marker"),
+        pytest.param("Only code: `[1]`, a link [2](x) and \\[3].", 3, id="fallback/only-non-markers"),
+        pytest.param("", 0, id="fallback/empty-text-no-sources"),
+    ],
+)
+def test_finalize_without_markers_falls_back(text: str, count: int) -> None:
+    sources = [f"s{n}" for n in range(1, count + 1)]
+    final = finalize_citations(text, sources)
+    assert final.text == text
+    assert final.references == sources
+    assert final.mapping == {n: n for n in range(1, count + 1)}
+    assert final.dropped == []
+    assert final.fallback is True
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        pytest.param("[4]", 3, id="raises/member-above-source-count"),
+        pytest.param("[0]", 3, id="raises/member-zero"),
+        pytest.param("[1, 4]", 3, id="raises/one-member-of-a-list"),
+        pytest.param("[2-4]", 3, id="raises/end-of-a-range"),
+        pytest.param("[99999999999999999999]", 3, id="raises/number-beyond-64-bits"),
+        pytest.param("[1]", 0, id="raises/no-sources"),
+    ],
+)
+def test_finalize_raises_on_a_member_out_of_range(text: str, count: int) -> None:
+    with pytest.raises(ValueError, match="strip_out_of_range_markers"):
+        finalize_citations(text, [f"s{n}" for n in range(1, count + 1)])
+
+
+@pytest.mark.parametrize(
+    ("members", "expected"),
+    [
+        pytest.param([1], "[1]", id="render/one"),
+        pytest.param([3, 1], "[1, 3]", id="render/ascending"),
+        pytest.param((2, 2, 1), "[1, 2]", id="render/distinct"),
+    ],
+)
+def test_render_marker(members: list[int], expected: str) -> None:
+    assert render_marker(members) == expected
+
+
+def test_render_marker_needs_a_member() -> None:
+    with pytest.raises(ValueError, match="at least one member"):
+        render_marker([])
+
+
+# Inputs that would take quadratic time (or worse) in a naive scanner. The
+# benchmark times them; here they must merely finish and be right.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("[" + "1" * 10**6, [], id="adversarial/unclosed-bracket-then-a-million-digits"),
+        pytest.param("[" * 10**6, [], id="adversarial/a-million-brackets"),
+        pytest.param("`" * 10**6, [], id="adversarial/one-run-of-a-million-backticks"),
+        pytest.param("[1," * 250_000, [], id="adversarial/unclosed-lists"),
+        pytest.param(
+            "[" + "1," * 250_000 + "1]", [(0, 500_003, (1,))], id="adversarial/one-marker-of-a-million-chars"
+        ),
+        pytest.param(
+            " ".join("`" * n for n in range(1, 1001)) + " [1]",
+            [(501_500, 501_503, (1,))],
+            id="adversarial/runs-of-every-length-unpaired",
+        ),
+        pytest.param(
+            "` `` " * 100_000 + "[1]", [(500_000, 500_003, (1,))], id="adversarial/many-paired-runs"
+        ),
+        pytest.param(
+            "\n```\n[1]" * 50_000,
+            [(13 + 16 * k, 16 + 16 * k, (1,)) for k in range(25_000)],
+            id="adversarial/many-fences",
+        ),
+    ],
+)
+def test_adversarial_inputs_scan_correctly(
+    text: str, expected: list[tuple[int, int, tuple[int, ...]]]
+) -> None:
+    assert [(m.start, m.end, m.members) for m in scan_markers(text)] == expected
+
+
+def test_adversarial_nesting_strips_one_level_per_pass() -> None:
+    result = strip_out_of_range_markers("[9" * 20_000 + "]" * 20_000, 1)
+    assert result.text == ""
+    assert result.stripped == [9] * 20_000
+
+
+def test_adversarial_huge_number_is_its_value() -> None:
+    (marker,) = scan_markers("[" + "9" * 5000 + "]")
+    assert marker.members == (10**5000 - 1,)
+    assert strip_out_of_range_markers("a [" + "9" * 5000 + "]", 3).stripped == [10**5000 - 1]
