@@ -136,7 +136,8 @@ def content_hash(*, title: str, body: str) -> str:
     return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
 
 
-def _build_chunks(document: Document) -> list[Chunk]:
+def _build_chunks(document: Document, specs: Iterable[ChunkSpec] | None = None) -> list[Chunk]:
+    """The document's chunk rows, from `specs` when already computed (else chunked now)."""
     return [
         Chunk(
             document=document,
@@ -147,7 +148,7 @@ def _build_chunks(document: Document) -> list[Chunk]:
             start_offset=spec.start,
             end_offset=spec.end,
         )
-        for i, spec in enumerate(chunk_text(document.body))
+        for i, spec in enumerate(chunk_text(document.body) if specs is None else specs)
     ]
 
 
@@ -638,17 +639,9 @@ def load_demo_corpus() -> IngestReport:
             ]
         )
         chunks = [
-            Chunk(
-                document=document,
-                ordinal=i,
-                heading=spec.heading[:HEADING_MAX],
-                title=document.title,
-                text=spec.text,
-                start_offset=spec.start,
-                end_offset=spec.end,
-            )
+            chunk
             for document, (_, specs) in zip(documents, prepared, strict=True)
-            for i, spec in enumerate(specs)
+            for chunk in _build_chunks(document, specs)
         ]
         Chunk.objects.bulk_create(chunks, batch_size=1000)
     return IngestReport(created=len(documents))
