@@ -5,6 +5,7 @@ Run: .venv/bin/python bench/bench_citations.py  (prints a Markdown report)
 
 from __future__ import annotations
 
+import builtins
 import random
 import re
 import statistics
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from answers.citations import MarkerStream, finalize_citations, strip_out_of_range_markers
 
+RESULTS = Path(__file__).resolve().parent / "RESULTS_citations.md"
 SOURCES = [f"source {n}" for n in range(1, 11)]
 REPEATS = 7
 WORDS = [
@@ -115,6 +117,12 @@ def against_the_floor(text: str) -> dict[str, float]:
 
 
 def main() -> None:
+    lines: list[str] = []
+
+    def print(line: str = "") -> None:
+        builtins.print(line)
+        lines.append(line)
+
     print(f"Python {sys.version.split()[0]}; CPU time, median of {REPEATS} runs.\n")
     print("## strip + finalize against the floor\n")
     print("| text | markers | floor (ms) | strip (ms) | finalize (ms) | strip + finalize (ms) | ratio |")
@@ -156,6 +164,12 @@ def main() -> None:
         pipeline_ms = median_ms(lambda text=text: pipeline(text), repeats=3)
         stream_ms = median_ms(lambda text=text: stream(text), repeats=3)
         print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} | {stream_ms:.0f} |")
+
+    # The hand-written intro and the notes from "## Reading it" on are kept; the tables are replaced.
+    old = RESULTS.read_text() if RESULTS.exists() else "# Citations benchmark\n"
+    intro = old.split("\nPython ", 1)[0].split("\n## ", 1)[0]
+    notes = old[old.index("## Reading it") :] if "## Reading it" in old else ""
+    RESULTS.write_text(intro.rstrip() + "\n\n" + "\n".join(lines).strip() + "\n\n" + notes)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default=",".join(ORDER))
     args = parser.parse_args()
-    for name in args.only.split(","):
+    for name in filter(None, args.only.split(",")):
         subprocess.run([sys.executable, str(BENCH / f"bench_{name}.py")], cwd=ROOT, check=True)
     sections = [(BENCH / f"RESULTS_{name}.md").read_text().strip() for name in ORDER]
     (ROOT / "BENCHMARKS.md").write_text(HEADER + "\n" + "\n\n".join(sections) + "\n")
