@@ -124,7 +124,7 @@ def main() -> None:
         lines.append(line)
 
     print(f"Python {sys.version.split()[0]}; CPU time, median of {REPEATS} runs.\n")
-    print("## strip + finalize against the floor\n")
+    print("### strip + finalize against the floor\n")
     print("| text | markers | floor (ms) | strip (ms) | finalize (ms) | strip + finalize (ms) | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for markers in (5_000, 10_000, 20_000):
@@ -136,13 +136,13 @@ def main() -> None:
         )
 
     text = answer(20_000)
-    print("\n## MarkerStream over the 1 MB answer\n")
+    print("\n### MarkerStream over the 1 MB answer\n")
     print("| piece size | time (ms) |")
     print("|---:|---:|")
     for piece in (4, 16, 256):
         print(f"| {piece} | {median_ms(lambda piece=piece: stream(text, piece), repeats=3):.1f} |")
 
-    print("\n## Adversarial inputs\n")
+    print("\n### Adversarial inputs\n")
     print("| input | strip + finalize (ms) | MarkerStream, 16-char pieces (ms) |")
     print("|---|---:|---:|")
     adversarial = {
@@ -165,10 +165,10 @@ def main() -> None:
         stream_ms = median_ms(lambda text=text: stream(text), repeats=3)
         print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} | {stream_ms:.0f} |")
 
-    # The hand-written intro and the notes from "## Reading it" on are kept; the tables are replaced.
-    old = RESULTS.read_text() if RESULTS.exists() else "# Citations benchmark\n"
-    intro = old.split("\nPython ", 1)[0].split("\n## ", 1)[0]
-    notes = old[old.index("## Reading it") :] if "## Reading it" in old else ""
+    # The hand-written intro and the notes from "### Reading it" on are kept; the tables are replaced.
+    old = RESULTS.read_text() if RESULTS.exists() else "## Citations\n"
+    intro = old.split("\nPython ", 1)[0].split("\n### ", 1)[0]
+    notes = old[old.index("### Reading it") :] if "### Reading it" in old else ""
     RESULTS.write_text(intro.rstrip() + "\n\n" + "\n".join(lines).strip() + "\n\n" + notes)
 
 
