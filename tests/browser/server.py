@@ -203,36 +203,33 @@ def running_server(
             line = next(ln for ln in out.splitlines() if ln.startswith("LIVE_SEED_RESULT="))
             tokens: dict[str, str] = json.loads(line.removeprefix("LIVE_SEED_RESULT="))["tokens"]
 
-            log_path = workdir / "server.log"
-            port = _free_port()
-            url = f"http://127.0.0.1:{port}"
-            with log_path.open("wb") as log:
-                process = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "daphne",
-                        "-b",
-                        "127.0.0.1",
-                        "-p",
-                        str(port),
-                        "project.asgi:application",
-                    ],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-                try:
-                    _wait_until_healthy(url, process, log_path)
-                    yield LiveServer(url=url, tokens=tokens, log_path=log_path, env=env)
-                finally:
-                    process.terminate()
-                    try:
-                        process.wait(timeout=10)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
-                        process.wait(timeout=10)
+            with daphne(env, workdir / "server.log") as url:
+                yield LiveServer(url=url, tokens=tokens, log_path=workdir / "server.log", env=env)
+
+
+@contextmanager
+def daphne(env: dict[str, str], log_path: Path) -> Iterator[str]:
+    """Serve the app with daphne on a free port under `env`; yield its base URL."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "project.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_until_healthy(url, process, log_path)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
 
 
 def corpus() -> list[SeedDocument]:
