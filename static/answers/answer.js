@@ -251,6 +251,14 @@
       field.focus();
     }
 
+    // Enter asks, as in a search box; Shift+Enter still starts a new line.
+    field.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+
     form.addEventListener("submit", async function (event) {
       event.preventDefault();
       const text = field.value.trim();

@@ -78,6 +78,24 @@ def test_fallback_answer_keeps_every_source_and_the_form_works_by_keyboard(
     expect(page.locator(f"{TEXT} a")).to_have_count(0)
 
 
+def test_enter_in_the_question_asks_and_shift_enter_starts_a_new_line(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.enqueue(Reply(pieces=["Zebras graze [2]."]))
+    page.goto("/")
+    field = page.locator("textarea[name=question]")
+    field.focus()
+    page.keyboard.type("Where do zebras")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("live?")
+    assert field.input_value() == "Where do zebras\nlive?"
+    page.keyboard.press("Enter")
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    expect(page.locator(TEXT)).to_have_text("Zebras graze [1].")
+    assert browser_stub.requests[-1]["messages"][-1]["content"].count("Where do zebras\nlive?") == 1
+
+
 def test_provider_error_is_shown_to_the_user(page: Page, browser_stub: StubOpenAIServer) -> None:
     browser_stub.enqueue(Reply(status=400))
     ask(page, ZEBRA_QUESTION)
