@@ -114,6 +114,9 @@ WSGI_APPLICATION = "project.wsgi.application"
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        # Not persistent: every open SSE stream runs in a thread of its own, and a
+        # persistent connection per stream would cap a process at max_connections
+        # (tests/integration/test_sse_connections.py).
         conn_max_age=0,
     )
 }

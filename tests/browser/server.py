@@ -86,6 +86,7 @@ class LiveServer:
     tokens: dict[str, str]
     log_path: Path
     env: dict[str, str] = field(repr=False)
+    pid: int = 0
 
     def log_tail(self, chars: int = 4000) -> str:
         try:
@@ -203,13 +204,13 @@ def running_server(
             line = next(ln for ln in out.splitlines() if ln.startswith("LIVE_SEED_RESULT="))
             tokens: dict[str, str] = json.loads(line.removeprefix("LIVE_SEED_RESULT="))["tokens"]
 
-            with daphne(env, workdir / "server.log") as url:
-                yield LiveServer(url=url, tokens=tokens, log_path=workdir / "server.log", env=env)
+            with daphne(env, workdir / "server.log") as (url, pid):
+                yield LiveServer(url=url, tokens=tokens, log_path=workdir / "server.log", env=env, pid=pid)
 
 
 @contextmanager
-def daphne(env: dict[str, str], log_path: Path) -> Iterator[str]:
-    """Serve the app with daphne on a free port under `env`; yield its base URL."""
+def daphne(env: dict[str, str], log_path: Path) -> Iterator[tuple[str, int]]:
+    """Serve the app with daphne on a free port under `env`; yield its base URL and process id."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
@@ -222,7 +223,7 @@ def daphne(env: dict[str, str], log_path: Path) -> Iterator[str]:
         )
         try:
             _wait_until_healthy(url, process, log_path)
-            yield url
+            yield url, process.pid
         finally:
             process.terminate()
             try:

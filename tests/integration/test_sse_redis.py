@@ -48,7 +48,7 @@ def two_processes(stub: StubOpenAIServer, redis_url: str) -> Iterator[tuple[Live
         running_server(
             openai_base_url=stub.base_url, documents=corpus(), extra_env={"REDIS_URL": redis_url}
         ) as first,
-        daphne(first.env, Path(first.log_path).with_name("second.log")) as second_url,
+        daphne(first.env, Path(first.log_path).with_name("second.log")) as (second_url, _),
     ):
         yield first, second_url
 
