@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from answers import admin_content  # noqa: F401  (registers the content pages)
 from answers.admin_selectors import (
     HealthRow,
     answer_detail_queryset,

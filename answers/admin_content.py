@@ -1,0 +1,66 @@
+"""Admin pages for the site's content: documents and their chunks, to see what retrieval can find.
+
+Read-only apart from deleting: documents come in through `ingest` or the
+documents API, which validate them and rebuild their chunks and search index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from answers.models import Chunk, Document
+
+
+class ChunkInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = Chunk
+    fields = ("ordinal", "heading", "text", "start_offset", "end_offset")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("title", "doc_type", "url", "chunk_count", "updated_at")
+    list_filter = ("doc_type",)
+    search_fields = ("title", "key", "url")
+    ordering = ("title", "id")
+    fields = (
+        "key",
+        "title",
+        "url",
+        "doc_type",
+        "metadata",
+        "content_hash",
+        "created_at",
+        "updated_at",
+        "body",
+    )
+    readonly_fields = fields
+    inlines = (ChunkInline,)
+    list_per_page = 50
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        documents: QuerySet[Document] = super().get_queryset(request)
+        return documents.annotate(chunk_total=Count("chunks"))
+
+    @admin.display(description="chunks", ordering="chunk_total")
+    def chunk_count(self, obj: Document) -> int:
+        return int(getattr(obj, "chunk_total", 0))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
