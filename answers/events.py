@@ -37,16 +37,9 @@ def answer_id_from_channel(channel: str) -> uuid.UUID | None:
 
 
 def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
-    references = [
-        {
-            "number": s.number,
-            "document_id": s.document_id,
-            "title": s.title,
-            "url": s.url,
-            "excerpt": s.excerpt,
-        }
-        for s in sources
-    ]
+    from answers.selectors import reference_payload
+
+    references = [reference_payload(s, s.number) for s in sources]
     send_event(channel_for(answer_id), REFERENCES, {"references": references})
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from answers.models import Answer, AnswerSource
+from answers.retrieval.types import RetrievedSource
 
 
 def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
@@ -26,19 +27,14 @@ def _may_read(*, asker_id: int | None, user: Any) -> bool:
 
 def answer_get(*, answer_id: uuid.UUID, user: Any) -> Answer | None:
     """The answer with its sources, or None when it does not exist or `user` may not read it."""
-    answer = (
-        Answer.objects.prefetch_related(
-            Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
-        )
-        .filter(id=answer_id)
-        .first()
-    )
+    answer = answer_trail_get(answer_id=answer_id)
     if answer is None or not _may_read(asker_id=answer.asker_id, user=user):
         return None
     return answer
 
 
 def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
+    """The answer with its sources in retrieval order, whoever asks (callers check access)."""
     return (
         Answer.objects.prefetch_related(
             Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
@@ -48,14 +44,33 @@ def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
     )
 
 
+def reference_payload(source: AnswerSource | RetrievedSource, number: int) -> dict[str, Any]:
+    """A numbered source as clients see it: in `references`, `done`, the API and the pages."""
+    return {
+        "number": number,
+        "document_id": source.document_id,
+        "title": source.title,
+        "url": source.url,
+        "excerpt": source.excerpt,
+    }
+
+
+def answer_references(answer: Answer) -> list[dict[str, Any]]:
+    """Done: the final references in final order. Otherwise: every retrieved source, retrieval order."""
+    sources = sorted(answer.sources.all(), key=lambda s: s.original_number)
+    if answer.status != Answer.Status.DONE:
+        return [reference_payload(s, s.original_number) for s in sources]
+    final = sorted((s for s in sources if s.final_number is not None), key=lambda s: s.final_number or 0)
+    return [reference_payload(s, s.final_number or 0) for s in final]
+
+
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     """
-    from answers.api.serializers import references_of
     from answers.rendering import render_answer_html
 
-    references = references_of(answer)
+    references = answer_references(answer)
     return {
         "text": answer.final_text,
         "references": references,

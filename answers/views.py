@@ -22,7 +22,6 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from answers import selectors, services
-from answers.api.serializers import references_of
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.events import channel_for, events_url
 from answers.forms import AskForm
@@ -100,7 +99,7 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         return {"answer": None, "status": "", "references": [], "answer_html": ""}
     references = [
         {**ref, "anchor": source_anchor(ref["number"]), "link": link_url(ref["url"])}
-        for ref in references_of(answer)
+        for ref in selectors.answer_references(answer)
     ]
     done = answer.status == Answer.Status.DONE
     in_flight = answer.status in (Answer.Status.PENDING, Answer.Status.STREAMING)

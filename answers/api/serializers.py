@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
+from answers.selectors import answer_references
 
 
 class StrictCharField(serializers.CharField):
@@ -75,32 +76,12 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
         return answer.final_text if answer.status == Answer.Status.DONE else ""
 
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
-        return references_of(answer)
+        return answer_references(answer)
 
     def get_error(self, answer: Answer) -> dict[str, str] | None:
         if answer.status != Answer.Status.FAILED:
             return None
         return {"kind": answer.error_kind, "detail": answer.error_message}
-
-
-def reference_of(source: AnswerSource, number: int) -> dict[str, Any]:
-    return {
-        "number": number,
-        "document_id": source.document_id,
-        "title": source.title,
-        "url": source.url,
-        "excerpt": source.excerpt,
-    }
-
-
-def references_of(answer: Answer) -> list[dict[str, Any]]:
-    """Done: the final references in final order. Otherwise: every retrieved source, retrieval order."""
-    sources = sorted(answer.sources.all(), key=lambda s: s.original_number)
-    if answer.status != Answer.Status.DONE:
-        return [reference_of(s, s.original_number) for s in sources]
-    final = [s for s in sources if s.final_number is not None]
-    final.sort(key=lambda s: s.final_number or 0)
-    return [reference_of(s, s.final_number or 0) for s in final]
 
 
 class AskAcceptedSerializer(serializers.Serializer[Any]):
