@@ -29,7 +29,9 @@ from answers.admin_selectors import (
     citation_health,
     health_total,
 )
+from answers.citations import render_marker, scan_markers
 from answers.models import Answer, AnswerSource, Review, ReviewSourceFlag
+from answers.rendering import link_url
 
 EMPTY = "—"
 
@@ -52,14 +54,6 @@ def _annotation(obj: Answer, name: str) -> Any:
     return getattr(obj, name)
 
 
-def _safe_href(url: str) -> bool:
-    """Only http(s) and site-relative URLs become links (no javascript:, data:, ...)."""
-    lowered = url.strip().lower()
-    return lowered.startswith(("http://", "https://")) or (
-        lowered.startswith("/") and not lowered.startswith("//")
-    )
-
-
 def _percent(share: float | None) -> str:
     return EMPTY if share is None else f"{share * 100:.0f}%"
 
@@ -71,10 +65,6 @@ def _number(value: float | None, digits: int = 1) -> str:
 # --- The raw and final texts, markers highlighted --------------------------------------------------
 
 
-def _canonical(numbers: Iterable[int]) -> str:
-    return "[" + ", ".join(str(n) for n in sorted(set(numbers))) + "]"
-
-
 def render_raw_text(
     raw_text: str, *, source_count: int, mapping: dict[int, int], rewritten: bool
 ) -> SafeString:
@@ -84,8 +74,6 @@ def render_raw_text(
     removes it); any other marker is followed by its rewrite (`→ [2]`) when the
     answer was finalized with citations, and its stripped members struck through.
     """
-    from answers.citations import scan_markers  # here, not at the top: keeps admin importable alone
-
     parts: list[Any] = []
     position = 0
     for marker in scan_markers(raw_text):
@@ -110,7 +98,7 @@ def render_raw_text(
                 )
             if rewritten:
                 new = [mapping[m] for m in kept if m in mapping]
-                rewrite = _canonical(new) if len(new) == len(kept) else "?"
+                rewrite = render_marker(new) if new and len(new) == len(kept) else "?"
                 parts.append(format_html('<span class="qa-rewrite"> → {}</span>', rewrite))
         position = marker.end
     parts.append(raw_text[position:])
@@ -119,8 +107,6 @@ def render_raw_text(
 
 def render_final_text(final_text: str, *, titles: dict[int, str]) -> SafeString:
     """The final text with every marker highlighted; hovering names the sources it cites."""
-    from answers.citations import scan_markers
-
     parts: list[Any] = []
     position = 0
     for marker in scan_markers(final_text):
@@ -419,7 +405,7 @@ class AnswerAdmin(_AnswerAdminBase):
                 final = EMPTY
             url: Any = (
                 format_html('<a href="{}" rel="noopener noreferrer">{}</a>', s.url, s.url)
-                if s.url and _safe_href(s.url)
+                if link_url(s.url)
                 else s.url or EMPTY
             )
             rows.append(
@@ -617,13 +603,7 @@ def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
     groups = []
     y = 10
     for row in rows:
-        shares = {
-            "dropped": row.dropped_share,
-            "renumbered": row.renumbered_share,
-            "fallback": row.fallback_share,
-            "stripped": row.stripped_share,
-            "failed": row.failed_share,
-        }
+        shares = {key: getattr(row, f"{key}_share") for key, _, _ in CHART_METRICS}
         bars = []
         for i, (key, label, colour) in enumerate(CHART_METRICS):
             share = shares[key] or 0.0
