@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
 from answers.models import Chunk, Document
+from answers.rendering import link_url
 from answers.retrieval.chunking import ChunkSpec, chunk_text
 
 KEY_MAX = 2000
@@ -59,22 +59,9 @@ class CleanDocument:
 
 
 def safe_url(url: str) -> str | None:
-    """The URL if it may become a link (http, https or site-relative), else None."""
+    """The URL to store: "" when none is given, the URL if it may become a link, else None."""
     url = url.strip()
-    if not url:
-        return ""
-    if any(ch in url for ch in "\\\x00\r\n\t") or any(ord(ch) < 32 for ch in url):
-        return None
-    if url.startswith("/"):
-        # "//host/..." is protocol-relative: another site, not site-relative.
-        return url if not url.startswith("//") else None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() in ("http", "https") and parts.netloc:
-        return url
-    return None
+    return link_url(url) if url else ""
 
 
 def _text(value: object, name: str) -> str:

@@ -31,10 +31,12 @@ def source_anchor(number: int) -> str:
 def link_url(url: str) -> str | None:
     """`url` when it may become a link (http, https, or site-relative); else None.
 
+    The one rule for links, used by ingest (what is stored), the pages and admin.
     Site-relative means one leading slash: `//host` and `/\\host` are
-    protocol-relative to a browser, so they are refused.
+    protocol-relative to a browser, so they are refused; so is any backslash
+    or control character, which browsers rewrite or drop.
     """
-    if url != url.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in url):
+    if url != url.strip() or any(ord(c) < 0x20 or c in "\x7f\\" for c in url):
         return None
     if url.lower().startswith(("http://", "https://")):
         try:
@@ -42,7 +44,7 @@ def link_url(url: str) -> str | None:
         except ValueError:
             return None
         return url if host else None
-    if url.startswith("/") and not url.startswith(("//", "/\\")):
+    if url.startswith("/") and not url.startswith("//"):
         return url
     return None
 
