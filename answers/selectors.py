@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from typing import Any
 
@@ -11,12 +12,32 @@ from answers.models import Answer, AnswerSource
 from answers.retrieval.types import RetrievedSource
 
 
-def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
-    """Signed-in askers' answers: them and staff. Anonymous answers: whoever holds the id."""
+class Access(enum.Enum):
+    """What a user may do with an answer id: read it, sign in first, or nothing (as if missing)."""
+
+    READ = "read"
+    SIGN_IN = "sign_in"
+    MISSING = "missing"
+
+
+def answer_access(*, answer_id: uuid.UUID, user: Any) -> Access:
+    """Signed-in askers' answers: them and staff. Anonymous answers: whoever holds the id.
+
+    Anyone else learns nothing about the answer, except an anonymous user, who is
+    asked to sign in.
+    """
     row = Answer.objects.filter(id=answer_id).values("asker_id").first()
-    if row is None:
-        return False
-    return _may_read(asker_id=row["asker_id"], user=user)
+    return Access.MISSING if row is None else _access(asker_id=row["asker_id"], user=user)
+
+
+def _access(*, asker_id: int | None, user: Any) -> Access:
+    if _may_read(asker_id=asker_id, user=user):
+        return Access.READ
+    return Access.MISSING if user is not None and user.is_authenticated else Access.SIGN_IN
+
+
+def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
+    return answer_access(answer_id=answer_id, user=user) is Access.READ
 
 
 def _may_read(*, asker_id: int | None, user: Any) -> bool:
@@ -25,12 +46,18 @@ def _may_read(*, asker_id: int | None, user: Any) -> bool:
     return bool(user is not None and user.is_authenticated and (user.is_staff or user.pk == asker_id))
 
 
+def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer | None, Access]:
+    """The answer with its sources (None unless `user` may read it), and what `user` may do."""
+    answer = answer_trail_get(answer_id=answer_id)
+    if answer is None:
+        return None, Access.MISSING
+    access = _access(asker_id=answer.asker_id, user=user)
+    return (answer if access is Access.READ else None), access
+
+
 def answer_get(*, answer_id: uuid.UUID, user: Any) -> Answer | None:
     """The answer with its sources, or None when it does not exist or `user` may not read it."""
-    answer = answer_trail_get(answer_id=answer_id)
-    if answer is None or not _may_read(asker_id=answer.asker_id, user=user):
-        return None
-    return answer
+    return answer_get_with_access(answer_id=answer_id, user=user)[0]
 
 
 def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:

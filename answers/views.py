@@ -76,11 +76,10 @@ def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBas
             return JsonResponse({"detail": str(exc.detail)}, status=401)
         if authenticated is not None:
             request.user = authenticated[0]
-    if not Answer.objects.filter(id=answer_id).exists():
-        return JsonResponse({"detail": "No answer has this id."}, status=404)
-    if not selectors.answer_readable_by(answer_id=answer_id, user=request.user):
-        if not request.user.is_authenticated:
-            return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
+    access = selectors.answer_access(answer_id=answer_id, user=request.user)
+    if access is selectors.Access.SIGN_IN:
+        return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
+    if access is selectors.Access.MISSING:
         return JsonResponse({"detail": "No answer has this id."}, status=404)
     response: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
     return response

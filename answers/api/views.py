@@ -82,11 +82,12 @@ class AnswerDetailView(APIView):  # type: ignore[misc]
     @extend_schema(responses={200: AnswerOutputSerializer})
     async def get(self, request: Request, answer_id: str) -> Response:
         parsed = _parse_id(answer_id)
-        answer = await sync_to_async(selectors.answer_get)(answer_id=parsed, user=request.user)
+        answer, access = await sync_to_async(selectors.answer_get_with_access)(
+            answer_id=parsed, user=request.user
+        )
+        if access is selectors.Access.SIGN_IN:
+            raise NotAuthenticated("Sign in to read this answer.")
         if answer is None:
-            exists = await Answer.objects.filter(id=parsed).aexists()
-            if exists and not request.user.is_authenticated:
-                raise NotAuthenticated("Sign in to read this answer.")
             raise NotFound("No answer has this id.")
         return Response(AnswerOutputSerializer(answer).data)
 
