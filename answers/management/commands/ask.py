@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answers import selectors, services
 from answers.conf import conf
-from answers.models import Answer
+from answers.models import Answer, AnswerSource
 from answers.providers import get_provider
 from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
@@ -69,16 +69,11 @@ class Command(BaseCommand):
     def _print(self, answer: Answer) -> None:
         if answer.status == Answer.Status.DONE:
             self.stdout.write(answer.final_text)
-        sources = list(answer.sources.all())
-        final = sorted((s for s in sources if s.final_number is not None), key=lambda s: s.final_number or 0)
         self.stdout.write("\nSources:")
-        if answer.status != Answer.Status.DONE or not final:
-            final = sources
-        for source in final:
-            number = source.final_number or source.original_number
-            url = f" <{source.url}>" if source.url else ""
-            self.stdout.write(f"  [{number}] {source.title}{url}")
-        dropped = [s for s in sources if s.status == "dropped"]
+        for reference in selectors.answer_references(answer):
+            url = f" <{reference['url']}>" if reference["url"] else ""
+            self.stdout.write(f"  [{reference['number']}] {reference['title']}{url}")
+        dropped = [s for s in answer.sources.all() if s.status == AnswerSource.Status.DROPPED]
         if dropped:
             self.stdout.write("Dropped (retrieved but not cited):")
             for source in dropped:
