@@ -28,22 +28,6 @@ from answers.forms import AskForm
 from answers.models import Answer
 from answers.rendering import link_url, render_answer_html, source_anchor
 
-# The pages build their DOM from data, never from markup they did not sanitize; this
-# policy makes any markup that slipped through inert (no inline script, no handlers).
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-)
-
 
 def _ping_database() -> None:
     with connection.cursor() as cursor:
@@ -86,10 +70,8 @@ def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBas
 
 
 def _page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    response = TemplateResponse(request, template, context, status=status)
-    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response["Referrer-Policy"] = "same-origin"
-    return response.render()
+    # The Content-Security-Policy and Referrer-Policy headers come from middleware (project/settings.py).
+    return TemplateResponse(request, template, context, status=status).render()
 
 
 def _answer_context(answer: Answer | None) -> dict[str, Any]:

@@ -76,12 +76,14 @@ INSTALLED_APPS = [
     "adrf",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "django_eventstream",
     "answers",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "answers.middleware.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -157,6 +159,43 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# --- HTTPS. With DEBUG off the defaults pass `manage.py check --deploy`
+# (tests/integration/test_security_settings.py).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Load balancers probe over plain http.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = int(env_number("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, int))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+# Preloading is a commitment browsers keep for months, so it is opt-in (hence W021 is silenced while off).
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+# Only behind a proxy that sets this header on every request (and strips it from clients):
+# e.g. HTTP_X_FORWARDED_PROTO (the value meaning https is "https", or given after a comma).
+_proxy_ssl_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_ssl_header:
+    if not _proxy_ssl_header[0].startswith("HTTP_") or len(_proxy_ssl_header) > 2:
+        raise ImproperlyConfigured(
+            "SECURE_PROXY_SSL_HEADER must be a request header as Django names it, e.g. "
+            f"HTTP_X_FORWARDED_PROTO (optionally ',https'), got {os.environ['SECURE_PROXY_SSL_HEADER']!r}."
+        )
+    SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header[0], (_proxy_ssl_header[1:] or ["https"])[0])
+
+# One policy on every response (pages, admin, API docs): only the site's own scripts and
+# styles, so markup that slipped into a page stays inert (no inline script, no handlers).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
 # --- The answers app (read through answers/conf.py; validated by answers/checks.py).
 ANSWERS_PROVIDER = os.environ.get("ANSWERS_PROVIDER", "extractive")
 ANSWERS_MODEL = os.environ.get("ANSWERS_MODEL", "")
@@ -193,6 +232,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `status`: name their enums rather than let a hash decide.
+    "ENUM_NAME_OVERRIDES": {
+        "AnswerStatusEnum": "answers.models.Answer.Status",
+        "AnswerSourceStatusEnum": "answers.models.AnswerSource.Status",
+    },
 }
 
 # --- Server-sent events (django-eventstream): stored events allow replay.
