@@ -143,18 +143,38 @@ def proc_cpu_seconds(pid: int) -> float:
     return 0.0
 
 
-def pg_sessions(database_url: str) -> int:
-    """Sessions open on this PostgreSQL database (0 for SQLite)."""
-    if not database_url.startswith(("postgres://", "postgresql://")):
-        return 0
-    import psycopg
+class PgGauge:
+    """Counts sessions on a server's PostgreSQL database over one connection opened up front
+    (so the count still works when the server has taken every other connection slot)."""
 
-    name = urlsplit(database_url).path.lstrip("/")
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
+    def __init__(self, database_url: str) -> None:
+        self.name = urlsplit(database_url).path.lstrip("/")
+        self.conn: Any = None
+        if database_url.startswith(("postgres://", "postgresql://")):
+            import psycopg
+
+            self.conn = psycopg.connect(PG_ADMIN_URL, autocommit=True)
+
+    def sessions(self) -> int:
+        """Sessions open on the database (0 for SQLite)."""
+        if self.conn is None:
+            return 0
+        row = self.conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [self.name],
         ).fetchone()
-    return int(row[0]) if row else 0
+        return int(row[0]) if row else 0
+
+    def all_sessions(self) -> int:
+        """Client sessions on the whole PostgreSQL server (other work on the machine included)."""
+        if self.conn is None:
+            return 0
+        row = self.conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+        return int(row.fetchone()[0])
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
 
 
 def pg_setting(name: str) -> str:

@@ -1,0 +1,273 @@
+"""How many open SSE streams one server process holds, and how fast a broadcast event reaches them all.
+
+    .venv/bin/python bench/bench_streams.py                       # quick: 300 streams, project and stock
+    .venv/bin/python bench/bench_streams.py --streams 2000 --variants project
+    .venv/bin/python bench/bench_streams.py --streams 300 --variants stock
+
+One daphne process on PostgreSQL (its `max_connections` as configured: 100 by
+default), the `openai` provider pointed at the stub server in this process.
+The client asks `--answers` questions (stream: true); each provider call is
+held at the stub until every stream is open. Then it opens `--streams`
+streams spread over those answers (replay from the channel's start, at most
+`--open-concurrency` handshakes at a time) and waits until each has received
+the `references` event. While they are held it reads the server's RSS and
+thread count (/proc) and the database's sessions (pg_stat_activity). Then it
+releases the provider: each answer streams its pieces, `done` is published,
+and every stream's delivery latency is measured from the release (same
+clock). Reported: streams opened, streams that got `done`, p50/p95/max
+delivery, memory per stream, threads, database sessions.
+
+Variants: `project` (the app as it is) and `stock` (django-eventstream as
+shipped: DjangoModelStorage and the package's events view, bench/stock_settings.py).
+Results: bench/RESULTS_streams.md (a run with other --variants/--streams adds
+its rows to the ones already there for other settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness
+from harness import Report, percentile
+from sse_client import StreamResult, absolute, ask, read_stream, session
+
+from tests.fixtures.providers import Reply, StubOpenAIServer
+
+PIECES = ["Zebras live in grassland ", "habitat [1] and savanna [2]."]
+ROWS_FILE = harness.BENCH / "RESULTS_streams.json"
+RELEASE_WAIT_S = 30.0
+
+
+async def hold_and_release(
+    live: Any,
+    stub: StubOpenAIServer,
+    *,
+    streams: int,
+    answers: int,
+    open_concurrency: int,
+    open_limit_s: float,
+) -> dict[str, Any]:
+    gate = threading.Event()
+    last_piece: list[float] = []
+    stub.set_default(
+        Reply(
+            pieces=PIECES,
+            gate=gate,
+            on_piece=lambda i, p, t: last_piece.append(t) if i == len(PIECES) - 1 else None,
+        )
+    )
+    gauge = harness.PgGauge(live.env["DATABASE_URL"])
+    idle = harness.proc_status(live.pid)
+    idle_sessions = gauge.sessions()
+    out_other = gauge.all_sessions() - idle_sessions
+    out: dict[str, Any] = {"idle": idle, "idle_sessions": idle_sessions, "other_sessions": out_other}
+    async with session(timeout=300) as client:
+        urls = []
+        for i in range(answers):
+            status, body = await ask(client, live.url, f"{harness.SEED_QUESTION} ({i})")
+            if status != 202:
+                raise RuntimeError(f"POST /api/answers/ answered {status}: {body}")
+            urls.append(absolute(live.url, body["events_url"]))
+        await asyncio.sleep(0.5)  # the provider calls reach the stub and wait there
+        in_flight = harness.proc_status(live.pid)
+        in_flight_sessions = gauge.sessions()
+
+        handshakes = asyncio.Semaphore(open_concurrency)
+        opened = asyncio.Event()
+        open_count = 0
+        settled = 0  # streams that are open (got `references`) or have failed
+
+        def settle() -> None:
+            nonlocal settled
+            settled += 1
+            if settled == streams:
+                opened.set()
+
+        async def one(index: int) -> StreamResult:
+            nonlocal open_count
+            await handshakes.acquire()
+            released = False
+
+            def on_event(event: Any) -> None:
+                nonlocal released, open_count
+                if event.type == "references" and not released:
+                    released = True
+                    open_count += 1
+                    handshakes.release()
+                    settle()
+
+            result = await read_stream(
+                client, urls[index % answers], on_event=on_event, limit_s=open_limit_s + 120
+            )
+            if not released:
+                handshakes.release()
+                settle()
+            return result
+
+        began = time.perf_counter()
+        tasks = [asyncio.create_task(one(i)) for i in range(streams)]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(opened.wait(), open_limit_s)
+        out["open_s"] = time.perf_counter() - began
+        out["opened"] = open_count
+        await asyncio.sleep(2.0)  # settle: threads and memory of the open streams
+        out["held"] = harness.proc_status(live.pid)
+        out["held_sessions"] = gauge.sessions()
+        out["in_flight"] = in_flight
+        out["in_flight_sessions"] = in_flight_sessions
+        cpu_before = harness.proc_cpu_seconds(live.pid)
+
+        released_at = time.perf_counter()
+        gate.set()
+        done, pending = await asyncio.wait(tasks, timeout=RELEASE_WAIT_S)
+        for task in pending:
+            task.cancel()
+        results = [t.result() for t in done]
+        out["release_cpu_s"] = harness.proc_cpu_seconds(live.pid) - cpu_before
+        out["after"] = harness.proc_status(live.pid)
+    gauge.close()
+    delivered = [r.final.t - released_at for r in results if r.final is not None and r.final.type == "done"]
+    out["delivered"] = delivered
+    out["got_done"] = len(delivered)
+    out["streams"] = streams
+    out["provider_last_piece"] = (max(last_piece) - released_at) if last_piece else float("nan")
+    errors: dict[str, int] = {}
+    for r in results:
+        if r.final is None or r.final.type != "done":
+            if r.status and r.status != 200:
+                key = f"HTTP {r.status}"
+            else:
+                key = r.error or f"no `done` (last event: {r.events[-1].type if r.events else None})"
+            errors[key[:120]] = errors.get(key[:120], 0) + 1
+    out["errors"] = errors
+    out["errors"][f"no `done` {RELEASE_WAIT_S:g} s after the release"] = len(pending)
+    out["duplicates"] = sum(r.duplicates for r in results)
+    out["out_of_order"] = sum(r.out_of_order for r in results)
+    texts = {r.final.data for r in results if r.final is not None and r.final.type == "done"}
+    out["distinct_done_payloads"] = len(texts)
+    return out
+
+
+def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any]:
+    delivered = m["delivered"]
+    per_stream_kb = (m["held"]["rss_kb"] - m["in_flight"]["rss_kb"]) / max(1, m["opened"])
+    return {
+        "variant": variant,
+        "db": db,
+        "answers": answers,
+        "streams": m["streams"],
+        "opened": m["opened"],
+        "open_s": round(m["open_s"], 1),
+        "got_done": m["got_done"],
+        "p50_ms": round(percentile(delivered, 0.5) * 1000, 1) if delivered else None,
+        "p95_ms": round(percentile(delivered, 0.95) * 1000, 1) if delivered else None,
+        "max_ms": round(max(delivered) * 1000, 1) if delivered else None,
+        "provider_ms": round(m["provider_last_piece"] * 1000, 1),
+        "rss_idle_mb": round(m["idle"]["rss_kb"] / 1024, 1),
+        "rss_held_mb": round(m["held"]["rss_kb"] / 1024, 1),
+        "kb_per_stream": round(per_stream_kb, 1),
+        "threads_idle": m["idle"]["threads"],
+        "threads_held": m["held"]["threads"],
+        "sessions_idle": m["idle_sessions"],
+        "sessions_held": m["held_sessions"],
+        "other_sessions": m["other_sessions"],
+        "release_cpu_s": round(m["release_cpu_s"], 2),
+        "errors": {k: v for k, v in m["errors"].items() if v},
+        "duplicates": m["duplicates"],
+        "out_of_order": m["out_of_order"],
+        "when": harness.machine(),
+    }
+
+
+def write(rows: list[dict[str, Any]]) -> None:
+    report = Report("streams")
+    report("## Concurrent SSE streams held by one server process")
+    report()
+    report(
+        "`bench/bench_streams.py` (quick: 300 streams; `--streams 2000` in `make bench-full`). One daphne "
+        "process (DEBUG off) on PostgreSQL 15, `max_connections` "
+        f"{harness.pg_setting('max_connections')}; N streams opened to answers whose provider call is held "
+        "at the stub, then released: delivery = `done` at the client, measured from the release (it "
+        "includes the provider's last piece, finalize, persist and publish). Memory per stream = (RSS with "
+        "the streams held - RSS before they opened) / streams opened. Target: 2,000 streams held, each "
+        "receiving the broadcast, p95 delivery < 1 s. Baseline: django-eventstream as shipped (`stock`)."
+    )
+    report()
+    report.table(
+        ["variant", "streams asked", "opened", "open time (s)", "got `done`", "delivery p50 (ms)", "p95 (ms)",
+         "max (ms)", "provider's last piece (ms)", "RSS idle -> held (MB)", "per stream (KiB)",
+         "threads idle -> held", "PG sessions idle -> held", "server CPU for the broadcast (s)"],
+        [
+            [r["variant"], f"{r['streams']:,} on {r['answers']} answer(s)", f"{r['opened']:,}", r["open_s"],
+             f"{r['got_done']:,}", r["p50_ms"], r["p95_ms"], r["max_ms"], r["provider_ms"],
+             f"{r['rss_idle_mb']} -> {r['rss_held_mb']}", r["kb_per_stream"],
+             f"{r['threads_idle']} -> {r['threads_held']}", f"{r['sessions_idle']} -> {r['sessions_held']}",
+             r["release_cpu_s"]]
+            for r in rows
+        ],
+    )  # fmt: skip
+    report()
+    for r in rows:
+        problems = dict(r["errors"])
+        if r["duplicates"] or r["out_of_order"]:
+            problems["duplicate events (ignored by id)"] = r["duplicates"]
+            problems["ids out of order"] = r["out_of_order"]
+        detail = "; ".join(f"{k}: {v}" for k, v in problems.items()) or "none"
+        report(f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}")
+    report.write()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", default="300", help="Comma-separated stream counts.")
+    parser.add_argument("--variants", default="project,stock", help="project, stock, project+redis")
+    parser.add_argument("--answers", type=int, default=1, help="Answers the streams are spread over.")
+    parser.add_argument("--db", default="postgres")
+    parser.add_argument("--open-concurrency", type=int, default=100)
+    parser.add_argument("--fresh", action="store_true", help="Forget rows of earlier runs.")
+    args = parser.parse_args()
+    harness.raise_fd_limit()
+    rows: list[dict[str, Any]] = []
+    if ROWS_FILE.exists() and not args.fresh:
+        rows = json.loads(ROWS_FILE.read_text())
+    with StubOpenAIServer() as stub:
+        for variant in filter(None, args.variants.split(",")):
+            for count in (int(s) for s in args.streams.split(",")):
+                with harness.server(
+                    args.db,
+                    openai_base_url=stub.base_url,
+                    stock=variant.startswith("stock"),
+                    redis=variant.endswith("+redis"),
+                    extra_env={"ANSWERS_PROVIDER_TIMEOUT": "600"},
+                ) as live:
+                    measured = asyncio.run(
+                        hold_and_release(
+                            live, stub, streams=count, answers=args.answers,
+                            open_concurrency=args.open_concurrency, open_limit_s=max(60.0, count / 20),
+                        )
+                    )  # fmt: skip
+                new = row(variant, args.db, args.answers, measured)
+                print(json.dumps(new), file=sys.stderr, flush=True)
+                rows = [
+                    r
+                    for r in rows
+                    if (r["variant"], r["streams"], r["answers"]) != (variant, count, args.answers)
+                ]
+                rows.append(new)
+    rows.sort(key=lambda r: (r["variant"], r["streams"]))
+    ROWS_FILE.write_text(json.dumps(rows, indent=1) + "\n")
+    write(rows)
+
+
+if __name__ == "__main__":
+    main()
