@@ -6,6 +6,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from answers.views import healthz
 
+# Under /api/ even Django's own errors (no such URL, a crash) answer in JSON (with DEBUG off).
+handler404 = "answers.api.errors.not_found"
+handler500 = "answers.api.errors.server_error"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

@@ -11,15 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import DjangoModelPermissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from answers import content
+from answers.api.schema import SOME_TEXT, errors
 from answers.models import Document
 
 
@@ -33,12 +35,48 @@ class DocumentPermissions(DjangoModelPermissions):
     }
 
 
+def _text_schema(max_length: int | None = None, *, required_text: bool = True) -> dict[str, Any]:
+    """What clean_document accepts: NULs are dropped, whitespace is trimmed, then the limits apply."""
+    schema: dict[str, Any] = {"type": "string"}
+    if required_text:
+        schema["pattern"] = SOME_TEXT
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    return schema
+
+
+@extend_schema_field(_text_schema(content.KEY_MAX))
+class _KeyField(serializers.CharField):
+    pass
+
+
+@extend_schema_field(_text_schema(content.TITLE_MAX))
+class _TitleField(serializers.CharField):
+    pass
+
+
+@extend_schema_field(_text_schema(content.URL_MAX, required_text=False))
+class _UrlField(serializers.CharField):
+    pass
+
+
+# No maxLength in the schema: a fuzzer would send 5 MB bodies to test it (the limit is BODY_MAX).
+@extend_schema_field(_text_schema())
+class _BodyField(serializers.CharField):
+    pass
+
+
+@extend_schema_field(_text_schema(content.TYPE_MAX, required_text=False))
+class _TypeField(serializers.CharField):
+    pass
+
+
 class DocumentInputSerializer(serializers.Serializer[Any]):
-    key = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="URL or feed id.")
-    title = serializers.CharField(trim_whitespace=False, allow_blank=True)
-    url = serializers.CharField(required=False, default="", allow_blank=True, trim_whitespace=False)
-    body = serializers.CharField(trim_whitespace=False, allow_blank=True)
-    doc_type = serializers.CharField(required=False, default="", allow_blank=True)
+    key = _KeyField(trim_whitespace=False, allow_blank=False, help_text="URL or feed id.")
+    title = _TitleField(trim_whitespace=False, allow_blank=False)
+    url = _UrlField(required=False, default="", allow_blank=True, trim_whitespace=False)
+    body = _BodyField(trim_whitespace=False, allow_blank=False)
+    doc_type = _TypeField(required=False, default="", allow_blank=True)
     metadata = serializers.JSONField(required=False, default=dict)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -79,9 +117,17 @@ class DocumentUpsertView(APIView):
     """POST /api/documents/: create (201) or update (200) the document with this key."""
 
     permission_classes = [DocumentPermissions]
+    parser_classes = [JSONParser]
     queryset = Document.objects.all()
 
-    @extend_schema(request=DocumentInputSerializer, responses={200: DocumentUpsertOutputSerializer})
+    @extend_schema(
+        request=DocumentInputSerializer,
+        responses={
+            200: DocumentUpsertOutputSerializer,
+            201: DocumentUpsertOutputSerializer,
+            **errors(400, 403, 415),
+        },
+    )
     def post(self, request: Request) -> Response:
         serializer = DocumentInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -113,11 +159,11 @@ class DocumentDetailView(APIView):
             raise NotFound("No document has this id.")
         return document
 
-    @extend_schema(responses={200: DocumentOutputSerializer})
+    @extend_schema(responses={200: DocumentOutputSerializer, **errors(403, 404)})
     def get(self, request: Request, document_id: int) -> Response:
         return Response(DocumentOutputSerializer(self._get(document_id)).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None, **errors(403, 404)})
     def delete(self, request: Request, document_id: int) -> Response:
         content.document_delete(document=self._get(document_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from answers.api.schema import SOME_TEXT
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.selectors import answer_references
@@ -31,8 +33,21 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": conf.MAX_QUESTION_LENGTH,
+        # Something besides whitespace (trimmed away), and no NUL (no database stores it).
+        "pattern": rf"^[^\x00]*{SOME_TEXT}[^\x00]*$",
+    }
+)
+class QuestionField(StrictCharField):
+    """The question: what the schema documents is exactly what is accepted."""
+
+
 class AskInputSerializer(serializers.Serializer[Any]):
-    question = StrictCharField(trim_whitespace=True, allow_blank=False)
+    question = QuestionField(trim_whitespace=True, allow_blank=False)
     stream = StrictBooleanField(default=False)
 
     def validate_question(self, value: str) -> str:
@@ -75,9 +90,11 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     def get_text(self, answer: Answer) -> str:
         return answer.final_text if answer.status == Answer.Status.DONE else ""
 
+    @extend_schema_field(ReferenceSerializer(many=True))
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
         return answer_references(answer)
 
+    @extend_schema_field(AnswerErrorSerializer(allow_null=True))
     def get_error(self, answer: Answer) -> dict[str, str] | None:
         if answer.status != Answer.Status.FAILED:
             return None

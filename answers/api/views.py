@@ -7,15 +7,18 @@ from typing import Any
 
 from adrf.views import APIView
 from asgiref.sync import sync_to_async
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotAuthenticated, NotFound
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from answers import events, selectors, services
 from answers.api.exceptions import ProviderFailed, ProviderTimedOut
 from answers.api.permissions import CanViewTrail
+from answers.api.schema import ProviderErrorSerializer, errors
 from answers.api.serializers import (
     AnswerOutputSerializer,
     AskAcceptedSerializer,
@@ -24,6 +27,13 @@ from answers.api.serializers import (
 )
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.models import Answer
+
+ANSWER_ID = OpenApiParameter(
+    "answer_id",
+    OpenApiTypes.UUID,
+    OpenApiParameter.PATH,
+    description="The answer's id, as `POST` returned it.",
+)
 
 
 def _parse_id(raw: str) -> uuid.UUID:
@@ -36,6 +46,8 @@ def _parse_id(raw: str) -> uuid.UUID:
 class AnswerAskView(APIView):  # type: ignore[misc]
     """POST /api/answers/: ask a question (JSON path, or SSE with `stream: true`)."""
 
+    parser_classes = [JSONParser]
+
     def get_throttles(self) -> list[Any]:
         if self.request.method == "POST":
             return [AskAnonThrottle(), AskUserThrottle()]
@@ -46,9 +58,13 @@ class AnswerAskView(APIView):  # type: ignore[misc]
         responses={
             201: AnswerOutputSerializer,
             202: AskAcceptedSerializer,
-            400: OpenApiResponse(description="A field is missing, blank, too long or of the wrong type."),
-            502: OpenApiResponse(description="The provider failed; the answer is stored as failed."),
-            504: OpenApiResponse(description="The provider timed out; the answer is stored as failed."),
+            **errors(400, 415, 429),
+            502: OpenApiResponse(
+                ProviderErrorSerializer, description="The provider failed; the answer is stored as failed."
+            ),
+            504: OpenApiResponse(
+                ProviderErrorSerializer, description="The provider timed out; the answer is stored as failed."
+            ),
         },
     )
     async def post(self, request: Request) -> Response:
@@ -79,7 +95,7 @@ class AnswerAskView(APIView):  # type: ignore[misc]
 class AnswerDetailView(APIView):  # type: ignore[misc]
     """GET /api/answers/<id>/: the answer object (the finalized pair once done)."""
 
-    @extend_schema(responses={200: AnswerOutputSerializer})
+    @extend_schema(parameters=[ANSWER_ID], responses={200: AnswerOutputSerializer, **errors(403, 404)})
     async def get(self, request: Request, answer_id: str) -> Response:
         parsed = _parse_id(answer_id)
         answer, access = await sync_to_async(selectors.answer_get_with_access)(
@@ -97,7 +113,7 @@ class AnswerTrailView(APIView):  # type: ignore[misc]
 
     permission_classes = [CanViewTrail]
 
-    @extend_schema(responses={200: TrailOutputSerializer})
+    @extend_schema(parameters=[ANSWER_ID], responses={200: TrailOutputSerializer, **errors(403, 404)})
     async def get(self, request: Request, answer_id: str) -> Response:
         answer = await sync_to_async(selectors.answer_trail_get)(answer_id=_parse_id(answer_id))
         if answer is None:
