@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 
-.PHONY: run test lint typecheck migrations-check pytest-sqlite pytest-postgres bench clean
+.PHONY: run test lint typecheck migrations-check pytest-sqlite pytest-postgres bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,12 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-dev
 	@./.ci/test-all
 
+# The quick set (under 5 minutes); bench-full adds 100k/1M chunks and 2,000 streams (~25 minutes).
 bench: $(VENV)/.installed-dev
 	$(PY) bench/run_all.py
+
+bench-full: $(VENV)/.installed-dev
+	$(PY) bench/run_all.py --full
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

@@ -1,9 +1,10 @@
 """The pipeline's own cost: a JSON-path ask() against its parts measured in the same run.
 
-    .venv/bin/python bench/bench_pipeline.py [--rounds 3]
+    .venv/bin/python bench/bench_pipeline.py [--rounds 3] [--db sqlite,postgres]
 
-A fresh SQLite database in a temporary folder gets the demo corpus; then for
-each demo question (several rounds) we time, in one process:
+A fresh database (SQLite in a temporary folder; PostgreSQL database
+`bench_pipeline`, dropped and created again) gets the demo corpus; then for
+each demo question (several rounds) we time, in one process per database:
 
 - retrieval alone (`retrieve()`), the provider alone (the extractive answerer
   streaming over the same prompt) — the floor: work the pipeline must do;
@@ -11,7 +12,8 @@ each demo question (several rounds) we time, in one process:
   sources, stream, strip, finalize, persist the trail).
 
 The ratio whole / (retrieval + provider) is the pipeline's overhead (database
-writes and the citation core). Also reported: answers per second, one at a time.
+writes and the citation core). Also reported: answers per second, one at a time
+(bench/bench_concurrency.py measures them over HTTP, several clients at once).
 Results go to bench/RESULTS_pipeline.md.
 """
 
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "RESULTS_pipeline.md"
+PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+PG_BENCH_DB = "bench_pipeline"
 
 QUESTIONS = [
     "How does the with statement work?",
@@ -43,9 +49,9 @@ QUESTIONS = [
 ]
 
 
-def setup_django(db_path: Path) -> None:
+def setup_django(database_url: str) -> None:
     sys.path.insert(0, str(ROOT))
-    os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
+    os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ["ANSWERS_PROVIDER"] = "extractive"
     os.environ["ANSWERS_EXTRACTIVE_DELAY_MS"] = "0"
@@ -90,39 +96,89 @@ async def measure(rounds: int) -> dict[str, list[float]]:
     return times
 
 
+def child(db: str, rounds: int) -> dict[str, list[float]]:
+    """Run the measurement in a fresh process on a fresh database of kind `db`."""
+    with tempfile.TemporaryDirectory() as folder:
+        if db == "sqlite":
+            url = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
+        else:
+            import psycopg
+
+            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)")
+                conn.execute(f"CREATE DATABASE {PG_BENCH_DB}")
+            url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{PG_BENCH_DB}"
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", url, "--rounds", str(rounds)],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        ).stdout
+    times: dict[str, list[float]] = json.loads(out.strip().splitlines()[-1])
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--db", default="sqlite,postgres")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        setup_django(Path(folder) / "bench.sqlite3")
-        times = asyncio.run(measure(args.rounds))
+    if args.child:
+        setup_django(args.child)
+        print(json.dumps(asyncio.run(measure(args.rounds))))
+        return
 
     def ms(values: list[float]) -> float:
         return statistics.median(values) * 1000
 
-    floor = [r + p for r, p in zip(times["retrieval"], times["provider"], strict=True)]
-    ratio = statistics.median(a / f for a, f in zip(times["ask"], floor, strict=True))
-    per_second = len(times["ask"]) / sum(times["ask"])
+    load = os.getloadavg()
+    results = {db: child(db, args.rounds) for db in args.db.split(",") if db}
     lines = [
-        "## Pipeline overhead (JSON path, extractive provider, SQLite)",
+        "## Pipeline overhead (JSON path, extractive provider)",
         "",
-        f"`bench/bench_pipeline.py --rounds {args.rounds}`: {len(times['ask'])} asks over the demo corpus, "
-        "one at a time, in one process.",
+        f"`bench/bench_pipeline.py --rounds {args.rounds}`: "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"load average {load[0]:.2f}/{load[1]:.2f} at start. {len(QUESTIONS) * args.rounds} asks over the "
+        "demo corpus, one at a time, in one process per database.",
         "",
-        "| step | median (ms) |",
-        "|---|---:|",
-        f"| retrieval alone | {ms(times['retrieval']):.1f} |",
-        f"| provider alone (extractive, no delay) | {ms(times['provider']):.1f} |",
-        f"| floor: retrieval + provider | {ms(floor):.1f} |",
-        f"| whole `ask()` (persist, stream, strip, finalize, persist) | {ms(times['ask']):.1f} |",
-        "",
-        f"Overhead ratio, whole / floor (median of per-question ratios): **{ratio:.2f}x**. "
-        f"Answers per second, sequential: **{per_second:.1f}**.",
-        "",
+        "| step | " + " | ".join(f"{_label(db)} median (ms)" for db in results) + " |",
+        "|---|" + "---:|" * len(results),
     ]
+    floors = {
+        db: [r + p for r, p in zip(t["retrieval"], t["provider"], strict=True)] for db, t in results.items()
+    }
+    for name, key in (
+        ("retrieval alone", "retrieval"),
+        ("provider alone (extractive, no delay)", "provider"),
+        ("floor: retrieval + provider", None),
+        ("whole `ask()` (persist, stream, strip, finalize, persist)", "ask"),
+    ):
+        cells = [ms(floors[db] if key is None else t[key]) for db, t in results.items()]
+        lines.append(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+    ratios = {
+        db: statistics.median(a / f for a, f in zip(t["ask"], floors[db], strict=True))
+        for db, t in results.items()
+    }
+    per_second = {db: len(t["ask"]) / sum(t["ask"]) for db, t in results.items()}
+    lines.append(
+        "| overhead ratio, whole / floor (median of per-question ratios) | "
+        + " | ".join(f"**{ratios[db]:.2f}x**" for db in results)
+        + " |"
+    )
+    lines.append(
+        "| answers per second, sequential | "
+        + " | ".join(f"**{per_second[db]:.1f}**" for db in results)
+        + " |"
+    )
+    lines.append("")
     RESULTS.write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+def _label(db: str) -> str:
+    return {"sqlite": "SQLite", "postgres": "PostgreSQL"}[db]
 
 
 if __name__ == "__main__":

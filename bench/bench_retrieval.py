@@ -1,6 +1,7 @@
-"""Retrieval latency (p50/p95) at 1k/10k/100k chunks on SQLite and PostgreSQL, and ranking quality.
+"""Retrieval latency (p50/p95) at 1k/10k/100k chunks (1M on SQLite) against the bare full-text query.
 
-    .venv/bin/python bench/bench_retrieval.py                    # both databases, 1k/10k/100k
+    .venv/bin/python bench/bench_retrieval.py                    # quick: both databases, 1k/10k
+    .venv/bin/python bench/bench_retrieval.py --full             # 1k/10k/100k both, then 1M on SQLite
     .venv/bin/python bench/bench_retrieval.py --db sqlite --sizes 1000,10000
 
 Each database is a dedicated, freshly migrated one (a temporary SQLite file;
@@ -12,19 +13,26 @@ chunk, 10 chunks a document. Questions mix rare, mid-frequency and common
 words the way real questions do. Timed: the whole `retrieve()` call (search,
 rerank, threshold, cap) and the engine's search alone (from the trace).
 
+Baseline in the same run, on the same database and questions: the backend's
+bare top-10 full-text query, no pipeline: the question's terms OR-ed, ranked
+by the engine, ten ids (SQLite: `... MATCH '"a" OR "b"' ORDER BY rank LIMIT
+10`; PostgreSQL: `WHERE search @@ q ORDER BY ts_rank_cd(search, q) DESC LIMIT
+10`). The ratio retrieve / bare is the pipeline's overhead.
+
 Ranking quality is measured on the demo corpus (the Python reference topics):
 top-1 accuracy and mean reciprocal rank over the questions below, with the
 default reranker and with the lexical score alone.
 
-Results are written as a Markdown section to bench/RESULTS_retrieval.md.
+Results are written as a Markdown section to bench/RESULTS_retrieval.md; rows
+are kept per (database, size) in RESULTS_retrieval.json, so a quick run updates
+its sizes and keeps the big sizes of the last full run (each row says when).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -34,13 +42,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import CHUNKS_PER_DOCUMENT, WORDS_PER_CHUNK, Corpus, analyze, insert  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "RESULTS_retrieval.md"
+ROWS = Path(__file__).resolve().parent / "RESULTS_retrieval.json"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_BENCH_DB = "bench_retrieval"
 
-CHUNKS_PER_DOCUMENT = 10
-WORDS_PER_CHUNK = 120
-VOCABULARY = 30000
 QUERIES = 200
 
 QUALITY_CASES = [
@@ -73,66 +83,6 @@ QUALITY_CASES = [
     ("How do membership tests with in work?", "pydoc:in"),
 ]
 
-_FUNCTION_WORDS = [
-    "the", "of", "and", "to", "a", "in", "is", "for", "with", "as", "on", "that", "by", "this", "from",
-    "it", "or", "be", "are", "at", "an", "not", "which", "when", "while", "if", "else", "can", "will",
-    "has", "have", "its", "their", "into", "than", "then",
-]  # fmt: skip
-_SYLLABLES = [
-    c + v
-    for c in ["b", "c", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st", "tr"]
-    for v in ["a", "e", "i", "o", "u", "ai", "ou"]
-]
-
-
-class Corpus:
-    """A deterministic synthetic corpus: made-up Zipf words among real function words."""
-
-    def __init__(self, seed: int = 20261202) -> None:
-        self.rng = random.Random(seed)
-        words: set[str] = set()
-        while len(words) < VOCABULARY:
-            words.add("".join(self.rng.choice(_SYLLABLES) for _ in range(self.rng.randint(2, 4))))
-        self.words = sorted(words)
-        self.rng.shuffle(self.words)
-        # Zipf: the k-th word is drawn with weight 1/k.
-        weights = [1.0 / (k + 1) for k in range(len(self.words))]
-        total = 0.0
-        self.cum: list[float] = []
-        for w in weights:
-            total += w
-            self.cum.append(total)
-
-    def _content_words(self, n: int) -> list[str]:
-        return self.rng.choices(self.words, cum_weights=self.cum, k=n)
-
-    def chunk_text(self) -> str:
-        sentences = []
-        words_left = WORDS_PER_CHUNK
-        while words_left > 0:
-            n = self.rng.randint(8, 20)
-            content = self._content_words(n)
-            sentence = [
-                w if self.rng.random() > 0.4 else f"{self.rng.choice(_FUNCTION_WORDS)} {w}" for w in content
-            ]
-            sentences.append(" ".join(sentence).capitalize() + ".")
-            words_left -= n
-        return " ".join(sentences)
-
-    def title(self) -> str:
-        return " ".join(self._content_words(self.rng.randint(2, 5))).capitalize()
-
-    def question(self) -> str:
-        """Two to four words of varied frequency, half the time with a weak keyword."""
-        picks = []
-        for _ in range(self.rng.randint(2, 4)):
-            # Log-uniform over frequency ranks: as many very common as rare words.
-            rank = int(math.exp(self.rng.uniform(math.log(3), math.log(len(self.words) - 1))))
-            picks.append(self.words[rank])
-        if self.rng.random() < 0.5:
-            picks.insert(1, self.rng.choice(["with", "for", "in", "is", "and"]))
-        return "How does the " + " ".join(picks) + " work?"
-
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -140,54 +90,28 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def _insert(corpus: Corpus, start_doc: int, chunks: int) -> None:
-    from django.db import transaction
-
-    from answers.models import Chunk, Document
-
-    documents = []
-    for i in range(start_doc, start_doc + chunks // CHUNKS_PER_DOCUMENT):
-        documents.append(
-            Document(
-                key=f"bench:{i}",
-                title=corpus.title(),
-                url=f"/bench/{i}/",
-                body="(generated)",
-                content_hash="bench",
-            )
-        )
-    with transaction.atomic():
-        documents = Document.objects.bulk_create(documents, batch_size=2000)
-        batch: list[Chunk] = []
-        for document in documents:
-            for ordinal in range(CHUNKS_PER_DOCUMENT):
-                text = corpus.chunk_text()
-                batch.append(
-                    Chunk(
-                        document=document,
-                        ordinal=ordinal,
-                        heading="",
-                        title=document.title,
-                        text=text,
-                        start_offset=0,
-                        end_offset=len(text),
-                    )
-                )
-            if len(batch) >= 5000:
-                Chunk.objects.bulk_create(batch, batch_size=2000)
-                batch = []
-        Chunk.objects.bulk_create(batch, batch_size=2000)
-
-
-def _analyze() -> None:
+def _bare_query(question: str) -> None:
+    """The engine's own top-10 for the question's terms OR-ed: no planning, no rerank, no cap."""
     from django.db import connection
 
+    from answers.retrieval.query import fts5_quote, query_terms
+
+    terms = query_terms(question)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("VACUUM ANALYZE answers_chunk")
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT rowid FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s ORDER BY rank LIMIT 10",
+                [" OR ".join(fts5_quote(t) for t in terms)],
+            )
         else:
-            cursor.execute("INSERT INTO answers_chunk_fts(answers_chunk_fts) VALUES('optimize')")
-            cursor.execute("ANALYZE")
+            one = "plainto_tsquery('answers_english'::regconfig, %s)"
+            query = " || ".join([one] * len(terms))  # only constant SQL; the terms are bound parameters
+            sql = (
+                "SELECT c.id FROM answers_chunk AS c, (SELECT (" + query + ") AS q) AS q"  # noqa: S608
+                " WHERE c.search @@ q.q ORDER BY ts_rank_cd(c.search, q.q) DESC LIMIT 10"
+            )
+            cursor.execute(sql, terms)
+        cursor.fetchall()
 
 
 def _time_queries(questions: list[str]) -> dict[str, float]:
@@ -195,16 +119,24 @@ def _time_queries(questions: list[str]) -> dict[str, float]:
 
     for question in questions[:10]:  # warm caches
         retrieve(question, min_score=0.1, max_sources=5)
+        _bare_query(question)
+    bare: list[float] = []
     total: list[float] = []
     search: list[float] = []
     candidates: list[int] = []
     for question in questions:
+        # In turns, question by question: other load on the machine hits both alike.
+        started = time.perf_counter()
+        _bare_query(question)
+        bare.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         result = retrieve(question, min_score=0.1, max_sources=5)
         total.append((time.perf_counter() - started) * 1000)
         search.append(float(result.trace["timings_ms"]["search"]))
         candidates.append(int(result.trace["candidates"]))
     return {
+        "bare_p50": statistics.median(bare),
+        "bare_p95": _percentile(bare, 0.95),
         "p50": statistics.median(total),
         "p95": _percentile(total, 0.95),
         "search_p50": statistics.median(search),
@@ -258,12 +190,12 @@ def run_one(db: str, sizes: list[int]) -> dict[str, Any]:
     have = 0
     for size in sizes:
         started = time.perf_counter()
-        _insert(corpus, have // CHUNKS_PER_DOCUMENT, size - have)
-        _analyze()
+        insert(corpus, have // CHUNKS_PER_DOCUMENT, size - have)
+        analyze()
         load_s = time.perf_counter() - started
         have = size
         timing = _time_queries(questions)
-        rows.append({"chunks": size, "load_s": load_s, **timing})
+        rows.append({"chunks": size, "load_s": load_s, "when": time.strftime("%Y-%m-%d"), **timing})
         print(f"{db} {size:>7} chunks: {timing}", file=sys.stderr, flush=True)
     with connection.cursor() as cursor:
         cursor.execute("SELECT sqlite_version()" if connection.vendor == "sqlite" else "SHOW server_version")
@@ -301,30 +233,31 @@ def _child(db: str, sizes: list[int]) -> dict[str, Any]:
             tmp.cleanup()
 
 
-def _markdown(results: list[dict[str, Any]]) -> str:
-    cpus = os.cpu_count()
+def _markdown(results: list[dict[str, Any]], rows: list[dict[str, Any]], command: str) -> str:
+    load = os.getloadavg()
     lines = [
         "## Retrieval latency",
         "",
-        f"`bench/bench_retrieval.py`, {time.strftime('%Y-%m-%d')}, {cpus} CPUs, Python "
-        f"{sys.version.split()[0]}. One `retrieve()` call = search + rerank (50 candidates) + threshold + "
-        f"cap; {QUERIES} generated questions (2-4 words of mixed frequency, half with a weak keyword) "
-        f"over a synthetic Zipf corpus of ~{WORDS_PER_CHUNK}-word chunks. "
-        "Target: p50 < 50 ms at 100k chunks.",
+        f"`{command}` (`make bench`: 1k/10k; `make bench-full`: 100k on both and 1M on SQLite), "
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {load[0]:.2f}/{load[1]:.2f} "
+        "at the end. One `retrieve()` call = search + rerank (50 candidates) + threshold + cap; "
+        f"{QUERIES} generated questions (2-4 words of mixed frequency, half with a weak keyword) over a "
+        f"synthetic Zipf corpus of ~{WORDS_PER_CHUNK}-word chunks (bench/corpus.py). Baseline, timed in "
+        "turns with it: the backend's bare top-10 full-text query (terms OR-ed, engine rank, no pipeline). "
+        "Targets: p50 < 50 ms at 100k chunks; retrieve / bare < 2x.",
         "",
-        "| database | chunks | load (s) | retrieve p50 (ms) | retrieve p95 (ms) | search p50 (ms) "
-        "| search p95 (ms) | candidates (mean) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| database | chunks | measured | load (s) | bare top-10 p50 (ms) | bare p95 (ms) "
+        "| retrieve p50 (ms) | retrieve p95 (ms) | retrieve / bare (p50) | search p50 (ms) | search p95 (ms) "
+        "| candidates (mean) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for result in results:
-        name = {"sqlite": f"SQLite {result['version']} FTS5", "postgres": f"PostgreSQL {result['version']}"}[
-            result["db"]
-        ]
-        for row in result["rows"]:
-            lines.append(
-                f"| {name} | {row['chunks']:,} | {row['load_s']:.1f} | {row['p50']:.1f} | {row['p95']:.1f} "
-                f"| {row['search_p50']:.1f} | {row['search_p95']:.1f} | {row['candidates']:.0f} |"
-            )
+    for row in rows:
+        lines.append(
+            f"| {row['name']} | {row['chunks']:,} | {row['when']} | {row['load_s']:.1f} "
+            f"| {row['bare_p50']:.1f} | {row['bare_p95']:.1f} | {row['p50']:.1f} | {row['p95']:.1f} "
+            f"| {row['p50'] / row['bare_p50']:.2f}x | {row['search_p50']:.1f} | {row['search_p95']:.1f} "
+            f"| {row['candidates']:.0f} |"
+        )
     lines += [
         "",
         "### Ranking quality on the demo corpus",
@@ -341,20 +274,39 @@ def _markdown(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    import json
+def _merge(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """This run's rows over the kept ones of earlier runs, by (database, size)."""
+    kept: list[dict[str, Any]] = json.loads(ROWS.read_text()) if ROWS.exists() else []
+    new = []
+    for result in results:
+        name = {"sqlite": f"SQLite {result['version']} FTS5", "postgres": f"PostgreSQL {result['version']}"}[
+            result["db"]
+        ]
+        new += [{"db": result["db"], "name": name, **row} for row in result["rows"]]
+    fresh = {(r["db"], r["chunks"]) for r in new}
+    rows = [r for r in kept if (r["db"], r["chunks"]) not in fresh] + new
+    rows.sort(key=lambda r: (r["db"] != "sqlite", r["chunks"]))
+    ROWS.write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
 
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="sqlite,postgres", help="Comma-separated: sqlite, postgres.")
-    parser.add_argument("--sizes", default="1000,10000,100000", help="Chunk counts, ascending.")
+    parser.add_argument("--sizes", default="1000,10000", help="Chunk counts, ascending.")
+    parser.add_argument("--full", action="store_true", help="1k/10k/100k on both databases, 1M on SQLite.")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.child:
         print(json.dumps(run_one(args.child, sizes)))
         return
-    results = [_child(db.strip(), sizes) for db in args.db.split(",") if db.strip()]
-    text = _markdown(results)
+    plan = {db.strip(): sizes for db in args.db.split(",") if db.strip()}
+    if args.full:
+        plan = {db: [1000, 10000, 100000] + ([1000000] if db == "sqlite" else []) for db in plan}
+    results = [_child(db, db_sizes) for db, db_sizes in plan.items()]
+    command = "bench/bench_retrieval.py" + (" --full" if args.full else f" --sizes {args.sizes}")
+    text = _markdown(results, _merge(results), command)
     RESULTS.write_text(text)
     print(text)
 

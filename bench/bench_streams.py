@@ -45,7 +45,7 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 
 PIECES = ["Zebras live in grassland ", "habitat [1] and savanna [2]."]
 ROWS_FILE = harness.BENCH / "RESULTS_streams.json"
-RELEASE_WAIT_S = 30.0
+RELEASE_WAIT_S = 20.0
 
 
 async def hold_and_release(
@@ -183,6 +183,7 @@ def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any
         "other_sessions": m["other_sessions"],
         "release_cpu_s": round(m["release_cpu_s"], 2),
         "errors": {k: v for k, v in m["errors"].items() if v},
+        "server_errors": m["server_errors"],
         "duplicates": m["duplicates"],
         "out_of_order": m["out_of_order"],
         "when": harness.machine(),
@@ -223,7 +224,11 @@ def write(rows: list[dict[str, Any]]) -> None:
             problems["duplicate events (ignored by id)"] = r["duplicates"]
             problems["ids out of order"] = r["out_of_order"]
         detail = "; ".join(f"{k}: {v}" for k, v in problems.items()) or "none"
-        report(f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}")
+        logged = "; ".join(f"`{k}` x{v}" for k, v in r.get("server_errors", {}).items())
+        report(
+            f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}"
+            + (f". Server log: {logged}" if logged else "")
+        )
     report.write()
 
 
@@ -256,6 +261,7 @@ def main() -> None:
                             open_concurrency=args.open_concurrency, open_limit_s=max(60.0, count / 20),
                         )
                     )  # fmt: skip
+                    measured["server_errors"] = harness.log_errors(live)
                 new = row(variant, args.db, args.answers, measured)
                 print(json.dumps(new), file=sys.stderr, flush=True)
                 rows = [

@@ -123,6 +123,21 @@ def run_django(live: LiveServer, code: str, *, timeout: float = 600) -> str:
     return result.stdout
 
 
+def log_errors(live: LiveServer, limit: int = 3) -> dict[str, int]:
+    """The most frequent exception lines in the server's log (what failed, as the server saw it)."""
+    import re
+
+    counts: dict[str, int] = {}
+    pattern = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout)\w*): (.{0,100})")
+    with contextlib.suppress(OSError):
+        for line in live.log_path.read_text(errors="replace").splitlines():
+            match = pattern.match(line.strip())
+            if match:
+                key = f"{match.group(1)}: {match.group(2).strip()}"
+                counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1])[:limit])
+
+
 def proc_status(pid: int) -> dict[str, int]:
     """Resident memory (KiB) and thread count of a process, from /proc."""
     out = {"rss_kb": 0, "threads": 0}

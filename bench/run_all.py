@@ -1,34 +1,61 @@
 """Run every benchmark, then gather their result sections into BENCHMARKS.md.
 
-make bench          # or: .venv/bin/python bench/run_all.py [--only citations,pipeline]
+make bench          # the quick set (a few minutes): .venv/bin/python bench/run_all.py
+make bench-full     # also the big sizes: 100k chunks on both databases, 1M on SQLite, 2,000 streams
+.venv/bin/python bench/run_all.py --only latency,streams     # some; the others' last results are kept
+
+Each bench/bench_<name>.py prints its table and writes bench/RESULTS_<name>.md;
+BENCHMARKS.md is this header, bench/SUMMARY.md (targets against the figures,
+written by hand after a full run) and every RESULTS section in ORDER.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-ORDER = ["citations", "retrieval", "pipeline"]
+ORDER = ["citations", "retrieval", "pipeline", "latency", "events", "streams", "concurrency"]
+# Extra arguments of the quick set and of the full set.
+QUICK: dict[str, list[str]] = {"streams": ["--streams", "300", "--variants", "project,stock"]}
+FULL: dict[str, list[str]] = {
+    "retrieval": ["--full"],
+    "streams": ["--streams", "300,2000", "--variants", "project,stock"],
+}
 HEADER = """# Benchmarks
 
 Speed and memory targets live here, never in tests. Each section is written by
-`bench/bench_<name>.py` into `bench/RESULTS_<name>.md`; `make bench` runs them
-all and rebuilds this file. Numbers are from this project's 2-core machine;
-each benchmark reports its result against a baseline measured in the same run.
+`bench/bench_<name>.py` into `bench/RESULTS_<name>.md`; `make bench` runs the
+quick set and rebuilds this file, `make bench-full` adds the big sizes. Numbers
+are from this project's 2-core machine; each benchmark reports its result
+against a baseline measured in the same run.
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default=",".join(ORDER))
+    parser.add_argument("--full", action="store_true", help="Add the big sizes (tens of minutes).")
     args = parser.parse_args()
+    extra = FULL if args.full else QUICK
     for name in filter(None, args.only.split(",")):
-        subprocess.run([sys.executable, str(BENCH / f"bench_{name}.py")], cwd=ROOT, check=True)
-    sections = [(BENCH / f"RESULTS_{name}.md").read_text().strip() for name in ORDER]
+        started = time.perf_counter()
+        load = os.getloadavg()[0]
+        subprocess.run(
+            [sys.executable, str(BENCH / f"bench_{name}.py"), *extra.get(name, [])], cwd=ROOT, check=True
+        )
+        took = time.perf_counter() - started
+        print(
+            f"== bench_{name}: {took:.0f} s (load average {load:.2f} at start)", file=sys.stderr, flush=True
+        )
+    summary = BENCH / "SUMMARY.md"
+    sections = [summary.read_text().strip()] if summary.exists() else []
+    sections += [(BENCH / f"RESULTS_{name}.md").read_text().strip() for name in ORDER]
     (ROOT / "BENCHMARKS.md").write_text(HEADER + "\n" + "\n\n".join(sections) + "\n")
 
 

@@ -96,7 +96,15 @@ async def ask(
     async with client.post(
         f"{base_url}/api/answers/", json={"question": question, "stream": stream}, headers=headers
     ) as response:
-        body = await response.json(content_type=None)
+        text = await response.text()
+        try:
+            body = json.loads(text)
+        except ValueError:
+            # An error page (e.g. a 500 when the database refused a connection): keep its title.
+            title = (
+                text.split("<title>", 1)[-1].split("</title>", 1)[0].strip() if "<title>" in text else text
+            )
+            body = {"detail": title[:200]}
         return response.status, body
 
 
