@@ -255,6 +255,15 @@ if REDIS_URL:
     if _redis.password:
         EVENTSTREAM_REDIS["password"] = _redis.password
 
+# --- Pushpin (GRIP) in front of the event streams (docs/pushpin.md). GRIP_URL is
+# Pushpin's publish endpoint, e.g. http://127.0.0.1:5561?key=<sig_key>&verify-iss=pushpin
+# (with the key, only requests Pushpin signed count as proxied). Streams through Pushpin
+# hold nothing here: Django answers with the stored events and a hold instruction.
+GRIP_URL = os.environ.get("GRIP_URL", "")
+if GRIP_URL:
+    # Early, as django_grip asks: it marks proxied requests and writes the Grip-* headers.
+    MIDDLEWARE.insert(0, "answers.middleware.AsyncGripMiddleware")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
