@@ -14,6 +14,9 @@ class AnswersConfig(AppConfig):
     def ready(self) -> None:
         from answers import checks  # noqa: F401  (registers the checks)
         from answers.conf import PROVIDERS, conf
+        from answers.fanout import install_redis_listener
+
+        install_redis_listener()
 
         # Servers such as daphne run no system checks: fail at startup anyway.
         if conf.PROVIDER not in PROVIDERS:

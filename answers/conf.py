@@ -56,6 +56,26 @@ class AnswersSettings:
         return str(getattr(settings, "ANSWERS_USER_RATE", "120/min"))
 
     @property
+    def STALE_AFTER(self) -> float:
+        """Seconds without a heartbeat after which an in-flight answer counts as abandoned."""
+        return float(getattr(settings, "ANSWERS_STALE_AFTER", 60.0))
+
+    @property
+    def HEARTBEAT_INTERVAL(self) -> float:
+        """How often an in-flight answer proves it is alive: well within STALE_AFTER."""
+        return max(0.05, min(5.0, self.STALE_AFTER / 4))
+
+    @property
+    def SHUTDOWN_GRACE(self) -> float:
+        """Seconds a stopping server lets in-flight answers finish before failing them."""
+        return float(getattr(settings, "ANSWERS_SHUTDOWN_GRACE", 10.0))
+
+    @property
+    def STREAM_DB_WORKERS(self) -> int:
+        """Database connections (and threads) one process's event streams share."""
+        return int(getattr(settings, "ANSWERS_STREAM_DB_WORKERS", 4))
+
+    @property
     def MAX_QUESTION_LENGTH(self) -> int:
         return 2000
 

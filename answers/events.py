@@ -1,17 +1,28 @@
 """SSE channels: one per answer, named from its id; publishing its events; who may read them.
 
-Events are stored (DjangoModelStorage) before they are published, so a client
-that connects late replays the channel from its start.
+Every event is stored (AnswerEventStorage) before it is published, so a client
+that connects late replays the channel from its start. Publishing then reaches
+live listeners: through Redis when REDIS_URL is set (every server process), else
+in this process. Redis faults never stop an answer: events are stored anyway,
+this process's listeners get them directly, and other processes' listeners
+re-read the store once Redis is back (answers.fanout).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from django_eventstream import send_event
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django_eventstream.channelmanager import DefaultChannelManager
+from django_eventstream.event import Event
+from django_eventstream.storage import DjangoModelStorage
+from django_eventstream.utils import get_storage, publish_event
 
 from answers.retrieval.types import RetrievedSource
 
@@ -36,25 +47,78 @@ def answer_id_from_channel(channel: str) -> uuid.UUID | None:
         return None
 
 
+logger = logging.getLogger(__name__)
+
+
+def send(channel: str, event_type: str, payload: dict[str, Any]) -> Event:
+    """Store the event, then deliver it live (Redis or this process) and to a GRIP proxy if any.
+
+    Only storing can fail (the database is the record); delivery problems are logged,
+    and clients catch up from the store.
+    """
+    from answers.fanout import fanout
+
+    data = json.dumps(payload, cls=DjangoJSONEncoder)
+    event: Event = get_storage().append_event(channel, event_type, data)
+    fanout().publish(event)
+    try:
+        publish_event(channel, event_type, data, str(event.id), str(event.id - 1))
+    except Exception:
+        logger.warning("event %s:%s not published to the GRIP proxy", channel, event.id, exc_info=True)
+    return event
+
+
 def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
     from answers.selectors import reference_payload
 
     references = [reference_payload(s, s.number) for s in sources]
-    send_event(channel_for(answer_id), REFERENCES, {"references": references})
+    send(channel_for(answer_id), REFERENCES, {"references": references})
 
 
 def publish_delta(answer_id: uuid.UUID, text: str) -> None:
-    send_event(channel_for(answer_id), DELTA, {"text": text})
+    send(channel_for(answer_id), DELTA, {"text": text})
 
 
 def publish_done(answer: Any) -> None:
     from answers.selectors import answer_done_payload
 
-    send_event(channel_for(answer.id), DONE, answer_done_payload(answer=answer))
+    send(channel_for(answer.id), DONE, answer_done_payload(answer=answer))
 
 
 def publish_error(answer_id: uuid.UUID, detail: str) -> None:
-    send_event(channel_for(answer_id), ERROR, {"detail": detail})
+    send(channel_for(answer_id), ERROR, {"detail": detail})
+
+
+class AnswerEventStorage(DjangoModelStorage):  # type: ignore[misc]
+    """django-eventstream's database storage, keeping every event and appending in one transaction.
+
+    The stock class deletes events older than a day (a query on every append), after
+    which a late client could no longer replay an answer; and it spends five or six
+    queries per append. Here an append is one short transaction: bump the channel's
+    counter (its row lock orders concurrent appends), read it, insert the event.
+    Reading (`get_events`, `get_current_id`) and the table layout are the stock ones.
+    """
+
+    def append_event(self, channel: str, event_type: str, data: Any) -> Event:
+        from django_eventstream.models import Event as StoredEvent
+        from django_eventstream.models import EventCounter
+
+        stored = json.dumps(data, cls=DjangoJSONEncoder)
+        with transaction.atomic():
+            counters = EventCounter.objects.filter(name=channel)
+            if not counters.update(value=F("value") + 1):
+                try:
+                    with transaction.atomic():
+                        EventCounter.objects.create(name=channel, value=1)
+                        # Event 0 marks the channel's start: replay asks for "everything after 0".
+                        StoredEvent.objects.bulk_create([StoredEvent(channel=channel, eid=0)])
+                except IntegrityError:  # another writer created the channel first
+                    counters.update(value=F("value") + 1)
+            eid = counters.values_list("value", flat=True).get()
+            StoredEvent.objects.bulk_create(
+                [StoredEvent(channel=channel, type=event_type, data=stored, eid=eid)]
+            )
+        return Event(channel, event_type, data, id=eid)
 
 
 class AnswerChannelManager(DefaultChannelManager):  # type: ignore[misc]

@@ -107,11 +107,25 @@ class Answer(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    idempotency_key = models.CharField(
+        max_length=255, blank=True, help_text="The client's Idempotency-Key header, if it sent one."
+    )
+    idempotency_scope = models.CharField(
+        max_length=64, blank=True, help_text="Whose key it is: a user, or anonymous clients."
+    )
 
     class Meta:
         ordering = ["-created_at"]
         permissions = [("view_trail", "Can view answers' citation trails")]
         indexes = [models.Index(fields=["status", "created_at"], name="answer_status_created")]
+        constraints = [
+            # A retried request finds its first attempt's answer; two attempts never both generate.
+            models.UniqueConstraint(
+                fields=["idempotency_scope", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="answer_idempotency_key_unique",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.question[:80]

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from answers import events
@@ -33,13 +33,34 @@ from answers.trail import compute_trail
 
 logger = logging.getLogger(__name__)
 
-# How often the in-flight answer proves it is alive (reap_stale_answers reads it).
-HEARTBEAT_SECONDS = 5.0
 # At most this many delta events per second per answer (event storage cost).
 DELTA_INTERVAL_SECONDS = 0.1
 
 INTERNAL_ERROR = "internal"
 CANCELLED = "cancelled"
+SHUTDOWN = "shutdown"
+STORAGE_ERROR = "storage"
+STALE = "stale"
+
+
+class IdempotencyConflict(Exception):
+    """An Idempotency-Key was used before for a different request."""
+
+    def __init__(self, answer_id: uuid.UUID) -> None:
+        super().__init__("This Idempotency-Key was already used for a different question.")
+        self.answer_id = answer_id
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A client's Idempotency-Key, scoped to who asked (one user's keys never meet another's)."""
+
+    key: str
+    scope: str
+
+    @classmethod
+    def for_asker(cls, key: str, asker_id: int | None) -> Idempotency:
+        return cls(key=key, scope=f"user:{asker_id}" if asker_id is not None else "anonymous")
 
 
 class Retriever(Protocol):
@@ -58,8 +79,10 @@ class Started:
     started_at: float  # time.monotonic() when the question arrived
 
 
-# Background generations are kept referenced so the event loop cannot drop them.
-_background: set[asyncio.Task[Answer]] = set()
+# Every generation in flight in this process, by answer: kept referenced so the event
+# loop cannot drop them, awaited by idempotent retries, finished or failed on shutdown.
+_in_flight: dict[uuid.UUID, asyncio.Task[Answer]] = {}
+_shutting_down = False
 
 
 async def ask(
@@ -69,32 +92,118 @@ async def ask(
     delivery: str,
     provider: Provider | None = None,
     retriever: Retriever | None = None,
+    idempotency: Idempotency | None = None,
 ) -> Answer:
     """Answer a question. JSON: returns the finished (done or failed) answer.
 
     SSE: returns as soon as the answer and its sources exist and the
     `references` event is published; generation goes on in the background
     whether or not anyone listens.
+
+    With `idempotency`, a retried request gets the answer its first attempt
+    created (waiting for it to finish on the JSON path) instead of a second one;
+    the returned answer then has `replayed = True`.
     """
+    if idempotency is not None:
+        existing = await sync_to_async(_answer_for_key)(idempotency)
+        if existing is not None:
+            return await _replay(existing, question=question, delivery=delivery)
     provider = provider or get_provider()
-    started = await answer_start(
-        question=question, asker_id=asker_id, delivery=delivery, provider=provider, retriever=retriever
-    )
+    try:
+        started = await answer_start(
+            question=question,
+            asker_id=asker_id,
+            delivery=delivery,
+            provider=provider,
+            retriever=retriever,
+            idempotency=idempotency,
+        )
+    except IntegrityError:
+        # A concurrent retry with the same key created the answer first.
+        existing = await sync_to_async(_answer_for_key)(idempotency) if idempotency else None
+        if existing is None:
+            raise
+        return await _replay(existing, question=question, delivery=delivery)
     generation = answer_generate(started=started, provider=provider)
     if delivery == Answer.Delivery.SSE:
-        # A fresh context: the request's own (asgiref's executor for its thread, when a sync
-        # middleware wrapped the view) is gone once the 202 is sent, and the task outlives it.
+        # A task of its own, so a client that disconnects does not stop it; in a fresh context,
+        # because the request's (asgiref's executor for its thread) ends with the 202.
         task = asyncio.get_running_loop().create_task(generation, context=contextvars.Context())
-        _background.add(task)
-        task.add_done_callback(_background.discard)
+        _in_flight[started.answer_id] = task
+        task.add_done_callback(lambda _: _in_flight.pop(started.answer_id, None))
         return await sync_to_async(Answer.objects.get)(id=started.answer_id)
-    return await generation
+    # The JSON path generates within the request: a client that goes away cancels it, and the
+    # answer is stored as failed (cancelled) with the text that arrived.
+    current = asyncio.current_task()
+    assert current is not None
+    _in_flight[started.answer_id] = current
+    try:
+        return await generation
+    finally:
+        _in_flight.pop(started.answer_id, None)
+
+
+def _answer_for_key(idempotency: Idempotency) -> Answer | None:
+    return Answer.objects.filter(idempotency_scope=idempotency.scope, idempotency_key=idempotency.key).first()
+
+
+async def _replay(existing: Answer, *, question: str, delivery: str) -> Answer:
+    """The first attempt's answer, for a retry: finished first on the JSON path."""
+    if existing.question != question or existing.delivery != delivery:
+        raise IdempotencyConflict(existing.id)
+    answer = existing
+    if delivery == Answer.Delivery.JSON:
+        answer = await _wait_finished(existing)
+    answer.replayed = True  # type: ignore[attr-defined]
+    return answer
+
+
+async def _wait_finished(answer: Answer) -> Answer:
+    """Wait for an in-flight answer: its task when this process runs it, else the database."""
+    deadline = time.monotonic() + conf.PROVIDER_TIMEOUT + conf.STALE_AFTER
+    while answer.status in (Answer.Status.PENDING, Answer.Status.STREAMING) and time.monotonic() < deadline:
+        task = _in_flight.get(answer.id)
+        if task is not None:
+            await asyncio.wait([task], timeout=max(0.0, deadline - time.monotonic()))
+        else:
+            await asyncio.sleep(0.2)
+        answer = await sync_to_async(Answer.objects.get)(id=answer.id)
+    return answer
 
 
 async def wait_for_background() -> None:
-    """Wait for every background generation started in this process (tests, shutdown)."""
-    while _background:
-        await asyncio.gather(*list(_background), return_exceptions=True)
+    """Wait for every generation in flight in this process (tests)."""
+    while _in_flight:
+        await asyncio.gather(*list(_in_flight.values()), return_exceptions=True)
+
+
+def is_shutting_down() -> bool:
+    return _shutting_down
+
+
+def begin_shutdown() -> None:
+    """From now on, interrupted answers are failed as `shutdown`, and /healthz says 503."""
+    global _shutting_down
+    _shutting_down = True
+
+
+async def shutdown(*, grace: float) -> list[uuid.UUID]:
+    """Let in-flight answers finish within `grace` seconds, then fail the rest (stored and published).
+
+    Returns the ids of the answers it had to fail.
+    """
+    begin_shutdown()
+    pending = set(_in_flight.values())
+    if pending:
+        logger.info("shutdown: waiting up to %.1f s for %d answer(s) in flight", grace, len(pending))
+        _, pending = await asyncio.wait(pending, timeout=grace)
+    interrupted = [answer_id for answer_id, task in list(_in_flight.items()) if task in pending]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+        logger.warning("shutdown: %d answer(s) did not finish in time and were marked failed", len(pending))
+    return interrupted
 
 
 async def answer_start(
@@ -104,6 +213,7 @@ async def answer_start(
     delivery: str,
     provider: Provider,
     retriever: Retriever | None = None,
+    idempotency: Idempotency | None = None,
 ) -> Started:
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references` (SSE)."""
     started_at = time.monotonic()
@@ -122,6 +232,7 @@ async def answer_start(
         min_score=min_score,
         max_sources=max_sources,
         retrieval_ms=retrieval_ms,
+        idempotency=idempotency,
     )
     publish = delivery == Answer.Delivery.SSE
     if publish:
@@ -140,6 +251,7 @@ def _answer_create(
     min_score: float,
     max_sources: int,
     retrieval_ms: float,
+    idempotency: Idempotency | None = None,
 ) -> Answer:
     now = timezone.now()
     with transaction.atomic():
@@ -156,6 +268,8 @@ def _answer_create(
             retrieval_trace=retrieval.trace,
             retrieval_ms=retrieval_ms,
             heartbeat_at=now,
+            idempotency_key=idempotency.key if idempotency else "",
+            idempotency_scope=idempotency.scope if idempotency else "",
         )
         AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     return answer
@@ -195,11 +309,27 @@ async def answer_generate(*, started: Started, provider: Provider) -> Answer:
     """Steps 4-7: stream the provider, finalize, persist the pair, publish `done` or `error`.
 
     Whatever happens, the answer ends `done` or `failed`, with the raw text
-    received so far.
+    received so far. While it runs, a heartbeat tells reap_stale_answers it is alive.
     """
+    beat = asyncio.get_running_loop().create_task(_beat(started.answer_id))
+    try:
+        return await _generate(started=started, provider=provider)
+    finally:
+        beat.cancel()
+
+
+async def _beat(answer_id: uuid.UUID) -> None:
+    while True:
+        await asyncio.sleep(conf.HEARTBEAT_INTERVAL)
+        try:
+            await sync_to_async(_heartbeat)(answer_id)
+        except DatabaseError:
+            logger.warning("answer %s: heartbeat not stored", answer_id, exc_info=True)
+
+
+async def _generate(*, started: Started, provider: Provider) -> Answer:
     progress = _Progress()
     deltas = _DeltaPublisher(started.answer_id) if started.publish else None
-    last_heartbeat = progress.started_at
     try:
         async for piece in provider.stream(started.prompt):
             if not piece:
@@ -209,9 +339,6 @@ async def answer_generate(*, started: Started, provider: Provider) -> Answer:
             progress.pieces.append(piece)
             if deltas is not None:
                 await deltas.add(piece)
-            if time.monotonic() - last_heartbeat >= HEARTBEAT_SECONDS:
-                last_heartbeat = time.monotonic()
-                await sync_to_async(_heartbeat)(started.answer_id)
         if deltas is not None:
             await deltas.close()
     except ProviderError as exc:
@@ -221,7 +348,12 @@ async def answer_generate(*, started: Started, provider: Provider) -> Answer:
             started, deltas, progress, exc.kind, exc.message, raw_text=raw, truncated=exc.truncated
         )
     except asyncio.CancelledError:
-        await _fail(started, deltas, progress, CANCELLED, "The answer was interrupted before it finished.")
+        kind, message = (
+            (SHUTDOWN, "The server stopped before the answer was finished.")
+            if _shutting_down
+            else (CANCELLED, "The answer was interrupted before it finished.")
+        )
+        await _fail(started, deltas, progress, kind, message)
         raise
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
@@ -229,14 +361,19 @@ async def answer_generate(*, started: Started, provider: Provider) -> Answer:
             started, deltas, progress, INTERNAL_ERROR, "Something went wrong while writing the answer."
         )
 
-    answer = await sync_to_async(_answer_complete)(
-        answer_id=started.answer_id,
-        raw_text=progress.text,
-        first_piece_ms=progress.first_piece_ms,
-        generation_ms=progress.elapsed_ms,
-        total_ms=(time.monotonic() - started.started_at) * 1000,
-    )
-    if started.publish:
+    try:
+        answer = await sync_to_async(_answer_complete)(
+            answer_id=started.answer_id,
+            raw_text=progress.text,
+            first_piece_ms=progress.first_piece_ms,
+            generation_ms=progress.elapsed_ms,
+            total_ms=(time.monotonic() - started.started_at) * 1000,
+        )
+    except DatabaseError:
+        # The finalized pair could not be stored: keep what arrived, as a failed answer.
+        logger.exception("answer %s: storing the finished answer failed", started.answer_id)
+        return await _fail(started, deltas, progress, STORAGE_ERROR, "The answer could not be saved.")
+    if started.publish and answer.status == Answer.Status.DONE:
         await sync_to_async(events.publish_done)(answer)
     return answer
 
@@ -256,6 +393,8 @@ def _answer_complete(
     """Step 5-6: strip, finalize and persist the pair and every source's outcome at once."""
     with transaction.atomic():
         answer = Answer.objects.select_for_update().get(id=answer_id)
+        if answer.status != Answer.Status.STREAMING:
+            return answer  # failed meanwhile (reaped as stale): that verdict was already published
         sources = {s.original_number: s for s in answer.sources.all()}
         trail = compute_trail(raw_text, len(sources))
         answer.raw_text = raw_text
@@ -390,24 +529,28 @@ class _DeltaPublisher:
         await self._flush()
 
 
-def answer_reap_stale(*, older_than: timedelta) -> list[uuid.UUID]:
-    """Mark answers whose process stopped beating as failed, and tell their listeners."""
-    cutoff = timezone.now() - older_than
+def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]:
+    """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); tell their listeners.
+
+    A live process beats every few seconds (conf.HEARTBEAT_INTERVAL), so only
+    answers whose process died, or whose loop was stuck that long, are reaped.
+    """
+    cutoff = timezone.now() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
+    in_flight = [Answer.Status.PENDING, Answer.Status.STREAMING]
     stale = list(
-        Answer.objects.filter(
-            status__in=[Answer.Status.PENDING, Answer.Status.STREAMING], heartbeat_at__lt=cutoff
-        ).values_list("id", flat=True)
+        Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
+        .order_by("created_at")
+        .values_list("id", "delivery")
     )
     message = "The answer was interrupted: the server writing it stopped."
-    for answer_id in stale:
-        updated = Answer.objects.filter(
-            id=answer_id, status__in=[Answer.Status.PENDING, Answer.Status.STREAMING]
-        ).update(
-            status=Answer.Status.FAILED,
-            error_kind="stale",
-            error_message=message,
-            finished_at=timezone.now(),
+    reaped = []
+    for answer_id, delivery in stale:
+        updated = Answer.objects.filter(id=answer_id, status__in=in_flight, heartbeat_at__lt=cutoff).update(
+            status=Answer.Status.FAILED, error_kind=STALE, error_message=message, finished_at=timezone.now()
         )
-        if updated and Answer.objects.filter(id=answer_id, delivery=Answer.Delivery.SSE).exists():
+        if not updated:
+            continue  # it finished, or beat, meanwhile
+        reaped.append(answer_id)
+        if delivery == Answer.Delivery.SSE:
             events.publish_error(answer_id, message)
-    return stale
+    return reaped

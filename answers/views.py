@@ -11,17 +11,23 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseBadRequest,
     HttpResponseBase,
     HttpResponseRedirect,
     JsonResponse,
+    StreamingHttpResponse,
 )
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
+from django_eventstream.eventrequest import EventRequest
+from django_eventstream.eventresponse import EventResponse
+from django_eventstream.eventstream import EventPermissionError, get_events
+from django_eventstream.utils import add_default_headers, sse_error_response
 from django_eventstream.views import events as eventstream_events
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from answers import selectors, services
+from answers import selectors, services, streams
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.events import channel_for, events_url
 from answers.forms import AskForm
@@ -36,7 +42,9 @@ def _ping_database() -> None:
 
 
 async def healthz(request: HttpRequest) -> JsonResponse:
-    """200 once the database answers; 503 with the reason when it does not."""
+    """200 once the database answers; 503 with the reason when it does not, or while stopping."""
+    if services.is_shutting_down():
+        return JsonResponse({"status": "unavailable", "reason": "the server is stopping"}, status=503)
     try:
         await sync_to_async(_ping_database)()
     except DatabaseError as exc:
@@ -47,12 +55,34 @@ async def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
-    """SSE stream of one answer. Access is checked here, so a stranger gets a plain 403/404.
+async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
+    """SSE stream of one answer. Access is checked here, so a stranger gets a plain 401/403/404.
 
-    The stock django-eventstream view only sees session users; a token
-    (`Authorization: Token ...`) is resolved here and handed to it.
+    Token auth (`Authorization: Token ...`) works as on the API. The stream itself
+    is answers.streams.stream; a request through a GRIP proxy (Pushpin) gets
+    django-eventstream's immediate GRIP response instead.
     """
+    listener = streams.listen({channel_for(answer_id)})
+    try:
+        opened = await streams.run_db(_open_stream, request, answer_id)
+    except BaseException:
+        streams.unlisten(listener)
+        raise
+    if isinstance(opened, HttpResponseBase):
+        streams.unlisten(listener)
+        return opened
+    event_request, first = opened
+    response = StreamingHttpResponse(
+        streams.stream(event_request, listener, first), content_type="text/event-stream"
+    )
+    add_default_headers(response, request=request)
+    return response
+
+
+def _open_stream(
+    request: HttpRequest, answer_id: uuid.UUID
+) -> tuple[EventRequest, EventResponse | None] | HttpResponseBase:
+    """Authenticate, check access, parse the stream request and read the store once (one connection)."""
     if request.headers.get("Authorization", "").startswith("Token "):
         try:
             authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
@@ -65,8 +95,23 @@ def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBas
         return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
     if access is selectors.Access.MISSING:
         return JsonResponse({"detail": "No answer has this id."}, status=404)
-    response: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
-    return response
+    channels = [channel_for(answer_id)]
+    grip = getattr(request, "grip", None)
+    if grip is not None and grip.proxied:
+        response: HttpResponseBase = eventstream_events(request, channels=channels)
+        return response
+    try:
+        event_request = EventRequest(request, view_kwargs={"channels": channels})
+    except EventRequest.ResumeNotAllowedError as exc:
+        return HttpResponseBadRequest(f"Invalid request: {exc}.\n")
+    except EventRequest.Error as exc:
+        error: HttpResponseBase = sse_error_response("bad-request", f"Invalid request: {exc}.")
+        return error
+    try:
+        first: EventResponse = get_events(event_request)
+    except EventPermissionError:
+        return event_request, None  # the stream reports it in its own wire format
+    return event_request, first
 
 
 def _page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:

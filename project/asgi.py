@@ -1,4 +1,8 @@
-"""ASGI entry point: serves the pages, the API and the SSE streams."""
+"""ASGI entry point: serves the pages, the API and the SSE streams.
+
+`ServerLifecycle` reaps answers a dead process left in flight when the server
+starts, and lets in-flight answers finish (or fails them) when it stops.
+"""
 
 import os
 
@@ -6,4 +10,8 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from answers.lifecycle import ServerLifecycle  # noqa: E402  (needs the settings configured above)
+
+application = ServerLifecycle(django_application)

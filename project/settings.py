@@ -208,6 +208,11 @@ ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
 ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
 ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")
 ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")
+# Reliability: heartbeats, the reaper, graceful shutdown (README "Production").
+ANSWERS_STALE_AFTER = env_number("ANSWERS_STALE_AFTER", 60.0)
+ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
+# Event streams share this many database connections per process (answers/streams.py).
+ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
 ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 
@@ -232,6 +237,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No badge from the public validator: it would leak the schema URL and break the CSP.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     # Two models have a `status`: name their enums rather than let a hash decide.
     "ENUM_NAME_OVERRIDES": {
         "AnswerStatusEnum": "answers.models.Answer.Status",
@@ -240,7 +247,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Server-sent events (django-eventstream): stored events allow replay.
-EVENTSTREAM_STORAGE_CLASS = "django_eventstream.storage.DjangoModelStorage"
+EVENTSTREAM_STORAGE_CLASS = "answers.events.AnswerEventStorage"
 EVENTSTREAM_CHANNELMANAGER_CLASS = "answers.events.AnswerChannelManager"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:

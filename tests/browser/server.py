@@ -192,6 +192,8 @@ def running_server(
                     "ANSWERS_ANON_RATE": "10000/min",
                     "ANSWERS_USER_RATE": "10000/min",
                     "LOG_LEVEL": "WARNING",
+                    # Stopping the server at teardown does not wait long for answers still in flight.
+                    "ANSWERS_SHUTDOWN_GRACE": "1",
                     **(extra_env or {}),
                 }
             )

@@ -64,6 +64,9 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_EXTRACTIVE_DELAY_MS": -1}, ["answers.E006"]),
         ({"ANSWERS_RERANKER": "no.such.Reranker"}, ["answers.E007"]),
         ({"ANSWERS_RERANKER": "none"}, []),
+        ({"ANSWERS_STALE_AFTER": 0}, ["answers.E008"]),
+        ({"ANSWERS_SHUTDOWN_GRACE": -1}, ["answers.E009"]),
+        ({"ANSWERS_STREAM_DB_WORKERS": 0}, ["answers.E010"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

@@ -1,0 +1,190 @@
+"""Live delivery of stored events to the streams of every server process, tolerant of Redis faults.
+
+Without REDIS_URL an event goes to this process's listeners (django-eventstream's
+ListenerManager). With it, the event is published on Redis and each process's
+listener hands it to its own streams: the message format is django-eventstream's,
+so its stock listener understands ours.
+
+What django-eventstream does not do, and this module does:
+
+- Publishing never raises. While Redis is unreachable (a failed publish opens a
+  short circuit so generation is not slowed by connect timeouts) events go to
+  this process's listeners directly; when a publish succeeds again it first
+  sends a `resync` message.
+- The listener reconnects by itself after Redis restarts (the stock one dies
+  with its connection and never resubscribes), and after reconnecting, or on a
+  `resync` message, it makes every local stream re-read the event store from
+  its last event id, so events published while Redis was away are delivered
+  in order, without duplicates, and without restarting anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django_eventstream.event import Event
+from django_eventstream.views import get_listener_manager
+
+logger = logging.getLogger(__name__)
+
+# django-eventstream's Redis channel and message shape.
+REDIS_CHANNEL = "events_channel"
+# After a failed publish, skip Redis for this long (deliver locally) before trying again.
+CIRCUIT_OPEN_SECONDS = 1.0
+RECONNECT_MAX_SECONDS = 5.0
+
+
+def deliver_locally(event: Event) -> None:
+    get_listener_manager().add_to_queues(event.channel, event)
+
+
+def resync_local_listeners() -> int:
+    """Make every stream of this process re-read the store from its last event id."""
+    manager = get_listener_manager()
+    with manager.lock:
+        listeners = {listener for group in manager.listeners_by_channel.values() for listener in group}
+        for listener in listeners:
+            listener.overflow = True
+    for listener in listeners:
+        listener.wake_threadsafe()
+    return len(listeners)
+
+
+class LocalFanout:
+    """One process: events go straight to its listeners."""
+
+    def publish(self, event: Event) -> None:
+        deliver_locally(event)
+
+
+class RedisFanout:
+    """Every process: events go through Redis; this process's listeners directly while it is away."""
+
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self._errors = (redis.RedisError, OSError)
+        self._client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=2)
+        self._lock = threading.Lock()
+        self._down_until = 0.0
+        self._missed = False  # events were delivered locally only: other processes must resync
+
+    def publish(self, event: Event) -> None:
+        message = json.dumps(
+            {
+                "channel": event.channel,
+                "event_type": event.type,
+                "data": event.data,
+                "pub_id": str(event.id) if event.id is not None else None,
+            }
+        )
+        with self._lock:
+            if time.monotonic() < self._down_until:
+                self._missed = True
+                deliver_locally(event)
+                return
+            try:
+                if self._missed:
+                    self._client.publish(REDIS_CHANNEL, json.dumps({"resync": True}))
+                    self._missed = False
+                self._client.publish(REDIS_CHANNEL, message)
+            except self._errors as exc:
+                if not self._missed:
+                    logger.warning(
+                        "Redis publish failed (%s); delivering in this process until it is back", exc
+                    )
+                self._down_until = time.monotonic() + CIRCUIT_OPEN_SECONDS
+                self._missed = True
+                deliver_locally(event)
+
+
+@cache
+def fanout() -> LocalFanout | RedisFanout:
+    url = getattr(settings, "REDIS_URL", "")
+    return RedisFanout(url) if url else LocalFanout()
+
+
+class ResilientRedisListener:
+    """Takes the place of django-eventstream's RedisListener (see AnswersConfig.ready).
+
+    `start()` runs for the life of the process: subscribe, hand messages to local
+    listeners, and on any connection error wait (backing off) and subscribe again,
+    then resync local streams.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.connected = asyncio.Event()
+        self.subscriptions = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        import redis
+        import redis.asyncio
+
+        # The stock manager starts this with a bare create_task: keep the task referenced.
+        self._task = asyncio.current_task()
+        delay = 0.1
+        while True:
+            client = redis.asyncio.Redis.from_url(
+                self.url, socket_connect_timeout=1, health_check_interval=10
+            )
+            try:
+                pubsub = client.pubsub()
+                await pubsub.subscribe(REDIS_CHANNEL)
+                self.subscriptions += 1
+                if self.subscriptions > 1:
+                    count = resync_local_listeners()
+                    logger.warning("Redis is back: listening again, %d stream(s) catching up", count)
+                self.connected.set()
+                delay = 0.1
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self.handle(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except (redis.RedisError, OSError) as exc:
+                if self.connected.is_set():
+                    logger.warning("Redis listener lost its connection (%s); reconnecting", exc)
+            except Exception:
+                logger.exception("Redis listener failed; reconnecting")
+            finally:
+                self.connected.clear()
+                with contextlib.suppress(Exception):  # the connection is already gone
+                    await client.aclose()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+    def handle(self, raw: bytes | str) -> None:
+        try:
+            message: dict[str, Any] = json.loads(raw)
+        except ValueError:
+            logger.warning("ignoring a malformed Redis event message")
+            return
+        if message.get("resync"):
+            resync_local_listeners()
+            return
+        pub_id = message.get("pub_id")
+        event = Event(
+            message["channel"],
+            message["event_type"],
+            message["data"],
+            id=int(pub_id) if pub_id is not None else None,
+        )
+        deliver_locally(event)
+
+
+def install_redis_listener() -> None:
+    """Replace django-eventstream's listener, which does not resubscribe after Redis restarts."""
+    url = getattr(settings, "REDIS_URL", "")
+    manager = get_listener_manager()
+    if url and manager.redis_listener is not None:
+        manager.redis_listener = ResilientRedisListener(url)

@@ -1,0 +1,173 @@
+"""Serving an answer's event stream: replay from the store, then live events, at scale.
+
+The loop is django-eventstream's own (its Listener, ListenerManager, storage,
+ids and wire format, so its clients and its GRIP support work unchanged), with
+what holding thousands of streams in one process needs:
+
+- Database work (the access check, replay reads) is bounded: at most
+  ANSWERS_STREAM_DB_WORKERS streams of a process touch the database at once,
+  and each gives its connection back as soon as its read is done. A waiting
+  stream holds no connection, and a burst of new streams queues for a
+  connection instead of exceeding PostgreSQL's `max_connections` (the stock
+  view opens one per new stream at once; past ~100 they fail with 500s).
+- Live events are checked against the last id the client got: a duplicate is
+  skipped, and a gap (an event this process never saw live, e.g. while Redis
+  was away) makes the stream re-read the store from its last id, so every
+  client gets every event once, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
+from django.db import connection
+from django_eventstream.eventrequest import EventRequest
+from django_eventstream.eventresponse import EventResponse
+from django_eventstream.eventstream import EventPermissionError, get_events
+from django_eventstream.utils import make_id, sse_encode_error, sse_encode_event
+from django_eventstream.views import Listener, get_listener_manager
+
+from answers.conf import conf
+
+KEEPALIVE_SECONDS = 20.0
+# The first chunk is padded so that proxies and old browsers start delivering at once.
+OPENING = ":" + " " * 2048 + "\n\nevent: stream-open\ndata:\n\n"
+
+T = TypeVar("T")
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _gate() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        gate = _gates[loop] = asyncio.Semaphore(conf.STREAM_DB_WORKERS)
+    return gate
+
+
+def _then_release_connection(fn: Callable[..., T]) -> Callable[..., T]:
+    def run(*args: Any) -> T:
+        try:
+            return fn(*args)
+        finally:
+            # Outside a transaction (a test's, say), give the connection back: a waiting
+            # stream must not keep one.
+            if not connection.in_atomic_block:
+                connection.close()
+
+    return run
+
+
+async def run_db(fn: Callable[..., T], *args: Any) -> T:
+    """Run a stream's database work, a few streams at a time, releasing the connection after."""
+    async with _gate():
+        return await sync_to_async(_then_release_connection(fn))(*args)
+
+
+def listen(channels: set[str]) -> Listener:
+    """Register a listener before the first read of the store, so nothing published meanwhile is missed."""
+    listener = Listener()
+    listener.channels = set(channels)
+    listener.assign_loop()
+    get_listener_manager().add_listener(listener)
+    return listener
+
+
+def unlisten(listener: Listener) -> None:
+    get_listener_manager().remove_listener(listener)
+
+
+async def stream(
+    event_request: EventRequest, listener: Listener, first: EventResponse | None = None
+) -> AsyncIterator[str]:
+    """The SSE body: the stored events after the client's last id, then live ones as they come.
+
+    `listener` was registered (listen()) before `first`, the first read of the store, if given.
+    """
+    listener.user_id = event_request.user.pk if event_request.user else "anonymous"
+    manager = get_listener_manager()
+    try:
+        opening = OPENING
+        while True:
+            try:
+                response = first if first is not None else await run_db(get_events, event_request)
+            except EventPermissionError as exc:
+                yield opening + sse_encode_error("forbidden", str(exc), extra={"channels": exc.channels})
+                return
+            first = None
+            last_ids = {channel: int(last) for channel, last in response.channel_last_ids.items()}
+            body, opening = opening, ""
+            if response.channel_reset:
+                body += sse_encode_event(
+                    "stream-reset",
+                    {"channels": sorted(response.channel_reset)},
+                    event_id=make_id(last_ids),
+                    json_encode=True,
+                )
+            for channel, items in response.channel_items.items():
+                for item in items:
+                    last_ids[channel] = int(item.id)
+                    body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+            if body:
+                yield body
+            if response.channel_more:
+                continue  # get_events moved the request's ids past this page
+            event_request.channel_last_ids = dict(last_ids)
+            with manager.lock:
+                # Events queued while reading are in the store too: read again rather than merge.
+                raced = bool(listener.channel_items) or listener.overflow
+                if raced:
+                    listener.aevent.clear()
+                    listener.channel_items = {}
+                    listener.overflow = False
+            if raced:
+                continue
+            async for chunk in _live(listener, last_ids):
+                yield chunk
+            if listener.error:
+                return
+            event_request.channel_last_ids = dict(last_ids)
+    finally:
+        unlisten(listener)
+
+
+async def _live(listener: Listener, last_ids: dict[str, int]) -> AsyncIterator[str]:
+    """Live events until the store must be read again (a gap, an overflow) or the stream is closed."""
+    manager = get_listener_manager()
+    while True:
+        try:
+            await asyncio.wait_for(listener.aevent.wait(), KEEPALIVE_SECONDS)
+        except TimeoutError:
+            yield "event: keep-alive\ndata:\n\n"
+            continue
+        with manager.lock:
+            queued, overflow, error = listener.channel_items, listener.overflow, listener.error
+            listener.aevent.clear()
+            listener.channel_items = {}
+            listener.overflow = False
+        body = ""
+        for channel, items in queued.items():
+            for item in items:
+                if item.id is None:
+                    body += sse_encode_event(item.type, item.data)
+                    continue
+                eid = int(item.id)
+                last = last_ids.get(channel)
+                if last is not None and eid <= last:
+                    continue  # already sent (replayed from the store)
+                if last is not None and eid != last + 1:
+                    overflow = True  # a gap: the store has what this process did not see live
+                    break
+                last_ids[channel] = eid
+                body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+        if error:
+            body += sse_encode_error(error["condition"], error["text"], extra=error.get("extra"))
+        if body:
+            yield body
+        if error or overflow:
+            return
