@@ -29,7 +29,11 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -56,6 +60,7 @@ async def hold_and_release(
     answers: int,
     open_concurrency: int,
     open_limit_s: float,
+    profile: bool = False,
 ) -> dict[str, Any]:
     gate = threading.Event()
     last_piece: list[float] = []
@@ -126,10 +131,14 @@ async def hold_and_release(
         out["in_flight"] = in_flight
         out["in_flight_sessions"] = in_flight_sessions
         cpu_before = harness.proc_cpu_seconds(live.pid)
+        client_cpu_before = time.process_time()
+        profiler = _start_profiler(live.pid) if profile else None
 
         released_at = time.perf_counter()
         gate.set()
         done, pending = await asyncio.wait(tasks, timeout=RELEASE_WAIT_S)
+        out["client_cpu_s"] = time.process_time() - client_cpu_before
+        out["profile"] = _stop_profiler(profiler) if profiler else []
         for task in pending:
             task.cancel()
         results = [t.result() for t in done]
@@ -137,6 +146,12 @@ async def hold_and_release(
         out["after"] = harness.proc_status(live.pid)
     gauge.close()
     delivered = [r.final.t - released_at for r in results if r.final is not None and r.final.type == "done"]
+    first_live = [
+        min(e.t for e in r.events if e.t >= released_at) - released_at
+        for r in results
+        if any(e.t >= released_at for e in r.events)
+    ]
+    out["first_live"] = first_live
     out["delivered"] = delivered
     out["got_done"] = len(delivered)
     out["streams"] = streams
@@ -158,6 +173,42 @@ async def hold_and_release(
     return out
 
 
+def _start_profiler(pid: int) -> tuple[subprocess.Popen[bytes], Path] | None:
+    """py-spy (if installed) sampling the server while the broadcast is delivered."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        return None
+    out = Path(tempfile.mkdtemp()) / "profile.txt"
+    process = subprocess.Popen(
+        [spy, "record", "--pid", str(pid), "--format", "raw", "--output", str(out), "--rate", "200", "--gil",
+         "--duration", "15", "--nonblocking"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    time.sleep(0.5)
+    return process, out
+
+
+def _stop_profiler(profiler: tuple[subprocess.Popen[bytes], Path]) -> list[tuple[str, float]]:
+    """The functions the server spent its samples in (self time, share of samples), top 12."""
+    process, out = profiler
+    process.send_signal(signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=20)
+    own: dict[str, int] = {}
+    total = 0
+    with contextlib.suppress(OSError):
+        for line in out.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            frames = stack.split(";")
+            if not count.isdigit() or not frames:
+                continue
+            leaf = next((f for f in reversed(frames) if "(" in f), frames[-1])
+            total += int(count)
+            own[leaf] = own.get(leaf, 0) + int(count)
+    top = sorted(own.items(), key=lambda kv: -kv[1])[:12]
+    return [(name, n / total) for name, n in top] if total else []
+
+
 def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any]:
     delivered = m["delivered"]
     per_stream_kb = (m["held"]["rss_kb"] - m["in_flight"]["rss_kb"]) / max(1, m["opened"])
@@ -173,6 +224,10 @@ def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any
         "p95_ms": round(percentile(delivered, 0.95) * 1000, 1) if delivered else None,
         "max_ms": round(max(delivered) * 1000, 1) if delivered else None,
         "provider_ms": round(m["provider_last_piece"] * 1000, 1),
+        "first_live_p50_ms": round(percentile(m["first_live"], 0.5) * 1000, 1) if m["first_live"] else None,
+        "first_live_p95_ms": round(percentile(m["first_live"], 0.95) * 1000, 1) if m["first_live"] else None,
+        "client_cpu_s": round(m["client_cpu_s"], 2),
+        "profile": m["profile"],
         "rss_idle_mb": round(m["idle"]["rss_kb"] / 1024, 1),
         "rss_held_mb": round(m["held"]["rss_kb"] / 1024, 1),
         "kb_per_stream": round(per_stream_kb, 1),
@@ -205,15 +260,17 @@ def write(rows: list[dict[str, Any]]) -> None:
     )
     report()
     report.table(
-        ["variant", "streams asked", "opened", "open time (s)", "got `done`", "delivery p50 (ms)", "p95 (ms)",
-         "max (ms)", "provider's last piece (ms)", "RSS idle -> held (MB)", "per stream (KiB)",
-         "threads idle -> held", "PG sessions idle -> held", "server CPU for the broadcast (s)"],
+        ["variant", "streams asked", "opened", "open time (s)", "got `done`", "`done` p50 (ms)", "p95 (ms)",
+         "max (ms)", "first live event p50 / p95 (ms)", "provider's last piece (ms)", "RSS idle -> held (MB)",
+         "per stream (KiB)", "threads idle -> held", "PG sessions idle -> held",
+         "CPU for the broadcast: server / client (s)"],
         [
             [r["variant"], f"{r['streams']:,} on {r['answers']} answer(s)", f"{r['opened']:,}", r["open_s"],
-             f"{r['got_done']:,}", r["p50_ms"], r["p95_ms"], r["max_ms"], r["provider_ms"],
+             f"{r['got_done']:,}", r["p50_ms"], r["p95_ms"], r["max_ms"],
+             f"{r.get('first_live_p50_ms')} / {r.get('first_live_p95_ms')}", r["provider_ms"],
              f"{r['rss_idle_mb']} -> {r['rss_held_mb']}", r["kb_per_stream"],
              f"{r['threads_idle']} -> {r['threads_held']}", f"{r['sessions_idle']} -> {r['sessions_held']}",
-             r["release_cpu_s"]]
+             f"{r['release_cpu_s']} / {r.get('client_cpu_s')}"]
             for r in rows
         ],
     )  # fmt: skip
@@ -229,6 +286,15 @@ def write(rows: list[dict[str, Any]]) -> None:
             f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}"
             + (f". Server log: {logged}" if logged else "")
         )
+    for r in rows:
+        if r.get("profile"):
+            report()
+            report(
+                f"Where the server spent the broadcast ({r['variant']}, {r['streams']:,} streams; py-spy, "
+                "self time of the thread holding the GIL, share of samples):"
+            )
+            report()
+            report.table(["function", "share"], [[f"`{n}`", f"{share:.0%}"] for n, share in r["profile"]])
     report.write()
 
 
@@ -240,6 +306,9 @@ def main() -> None:
     parser.add_argument("--db", default="postgres")
     parser.add_argument("--open-concurrency", type=int, default=100)
     parser.add_argument("--fresh", action="store_true", help="Forget rows of earlier runs.")
+    parser.add_argument(
+        "--profile", action="store_true", help="Sample the server with py-spy at the release."
+    )
     args = parser.parse_args()
     harness.raise_fd_limit()
     rows: list[dict[str, Any]] = []
@@ -259,6 +328,7 @@ def main() -> None:
                         hold_and_release(
                             live, stub, streams=count, answers=args.answers,
                             open_concurrency=args.open_concurrency, open_limit_s=max(60.0, count / 20),
+                            profile=args.profile,
                         )
                     )  # fmt: skip
                     measured["server_errors"] = harness.log_errors(live)
