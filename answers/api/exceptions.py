@@ -18,9 +18,16 @@ class ProviderFailed(APIException):
     default_detail = "The answer provider failed."
     default_code = "provider_failed"
 
-    def __init__(self, detail: str | None = None, *, answer_id: uuid.UUID | None = None) -> None:
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        answer_id: uuid.UUID | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.answer_id = answer_id
+        self.headers = headers or {}
 
 
 class ProviderTimedOut(ProviderFailed):
@@ -29,9 +36,24 @@ class ProviderTimedOut(ProviderFailed):
     default_code = "provider_timeout"
 
 
+class IdempotencyKeyReused(ProviderFailed):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    default_detail = "This Idempotency-Key was already used for a different question or delivery."
+    default_code = "idempotency_key_reused"
+
+
+class IdempotentRequestInFlight(ProviderFailed):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The first request with this Idempotency-Key is still being answered; retry later."
+    default_code = "idempotent_request_in_flight"
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus the answer id on provider failures so the trail can be found."""
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(exc, ProviderFailed) and exc.answer_id is not None:
-        response.data["id"] = str(exc.answer_id)
+    if response is not None and isinstance(exc, ProviderFailed):
+        if exc.answer_id is not None:
+            response.data["id"] = str(exc.answer_id)
+        for name, value in exc.headers.items():
+            response[name] = value
     return response

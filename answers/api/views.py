@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -10,13 +11,18 @@ from asgiref.sync import sync_to_async
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotAuthenticated, NotFound
+from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from answers import events, selectors, services
-from answers.api.exceptions import ProviderFailed, ProviderTimedOut
+from answers.api.exceptions import (
+    IdempotencyKeyReused,
+    IdempotentRequestInFlight,
+    ProviderFailed,
+    ProviderTimedOut,
+)
 from answers.api.permissions import CanViewTrail
 from answers.api.schema import ProviderErrorSerializer, errors
 from answers.api.serializers import (
@@ -34,6 +40,10 @@ ANSWER_ID = OpenApiParameter(
     OpenApiParameter.PATH,
     description="The answer's id, as `POST` returned it.",
 )
+
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+_KEY = re.compile(r"[\x20-\x7e]{1,255}")
 
 
 def _parse_id(raw: str) -> uuid.UUID:
@@ -55,10 +65,31 @@ class AnswerAskView(APIView):  # type: ignore[misc]
 
     @extend_schema(
         request=AskInputSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                {"type": "string", "pattern": "^[\\x20-\\x7e]{1,255}$"},
+                OpenApiParameter.HEADER,
+                description=(
+                    "Optional, 1-255 printable ASCII characters, unique per request you mean. A retry "
+                    "with the same key (and the same body) gets the first attempt's answer, with "
+                    "`Idempotent-Replayed: true`, instead of a second answer; the JSON path waits for "
+                    "it to finish. Keys are scoped to the signed-in user (or to anonymous clients)."
+                ),
+            )
+        ],
         responses={
             201: AnswerOutputSerializer,
             202: AskAcceptedSerializer,
             **errors(400, 415, 429),
+            409: OpenApiResponse(
+                ProviderErrorSerializer,
+                description="The first request with this Idempotency-Key is still being answered.",
+            ),
+            422: OpenApiResponse(
+                ProviderErrorSerializer,
+                description="This Idempotency-Key was used for a different question or delivery.",
+            ),
             502: OpenApiResponse(
                 ProviderErrorSerializer, description="The provider failed; the answer is stored as failed."
             ),
@@ -72,11 +103,18 @@ class AnswerAskView(APIView):  # type: ignore[misc]
         data.is_valid(raise_exception=True)
         stream = data.validated_data["stream"]
         user = request.user
-        answer = await services.ask(
-            question=data.validated_data["question"],
-            asker_id=user.pk if user.is_authenticated else None,
-            delivery=Answer.Delivery.SSE if stream else Answer.Delivery.JSON,
-        )
+        asker_id = user.pk if user.is_authenticated else None
+        key = _idempotency_key(request)
+        try:
+            answer = await services.ask(
+                question=data.validated_data["question"],
+                asker_id=asker_id,
+                delivery=Answer.Delivery.SSE if stream else Answer.Delivery.JSON,
+                idempotency=services.Idempotency.for_asker(key, asker_id) if key else None,
+            )
+        except services.IdempotencyConflict as exc:
+            raise IdempotencyKeyReused(answer_id=exc.answer_id) from None
+        headers = {"Idempotent-Replayed": "true"} if getattr(answer, "replayed", False) else {}
         if stream:
             accepted = {
                 "id": answer.id,
@@ -84,12 +122,27 @@ class AnswerAskView(APIView):  # type: ignore[misc]
                 "url": request.build_absolute_uri(f"/api/answers/{answer.id}/"),
                 "events_url": request.build_absolute_uri(events.events_url(answer.id)),
             }
-            return Response(AskAcceptedSerializer(accepted).data, status=status.HTTP_202_ACCEPTED)
+            return Response(
+                AskAcceptedSerializer(accepted).data, status=status.HTTP_202_ACCEPTED, headers=headers
+            )
         if answer.status == Answer.Status.FAILED:
             error_class = ProviderTimedOut if answer.error_kind == "timeout" else ProviderFailed
-            raise error_class(answer.error_message or None, answer_id=answer.id)
+            raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
+        if answer.status != Answer.Status.DONE:
+            raise IdempotentRequestInFlight(answer_id=answer.id)
         finished = await sync_to_async(selectors.answer_get)(answer_id=answer.id, user=user)
-        return Response(AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED)
+        return Response(
+            AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED, headers=headers
+        )
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not _KEY.fullmatch(key):
+        raise ValidationError({IDEMPOTENCY_HEADER: ["Must be 1 to 255 printable ASCII characters."]})
+    return key
 
 
 class AnswerDetailView(APIView):  # type: ignore[misc]

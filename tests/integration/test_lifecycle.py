@@ -1,0 +1,139 @@
+"""Nothing stays `streaming`: heartbeats, the stale-answer reaper, and stopping with answers in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.management import call_command
+from django.utils import timezone
+
+from answers import services
+from answers.events import AnswerEventStorage, channel_for
+from answers.lifecycle import ServerLifecycle
+from answers.models import Answer
+from tests.fixtures.answers import QUESTION
+from tests.fixtures.providers import Reply
+
+pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
+
+
+def event_types(answer_id) -> list[str]:
+    return [e.type for e in AnswerEventStorage().get_events(channel_for(answer_id), 0, limit=1000)]
+
+
+def last_event(answer_id) -> dict:
+    events = AnswerEventStorage().get_events(channel_for(answer_id), 0, limit=1000)
+    return {"type": events[-1].type, **json.loads(events[-1].data)}
+
+
+def make_stale(answer_id, seconds: float) -> None:
+    Answer.objects.filter(id=answer_id).update(
+        status="streaming", heartbeat_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+@pytest.mark.django_db
+def test_the_reaper_fails_silent_answers_and_tells_their_listeners(answer_factory, settings):
+    settings.ANSWERS_STALE_AFTER = 30
+    silent = answer_factory(text="Done [1].")
+    beating = answer_factory(text="Done [1].")
+    make_stale(silent.id, 60)
+    make_stale(beating.id, 5)
+    Answer.objects.filter(id=silent.id).update(delivery="sse")
+
+    call_command("reap_stale_answers", stdout=(out := __import__("io").StringIO()))
+
+    silent.refresh_from_db()
+    beating.refresh_from_db()
+    assert (silent.status, silent.error_kind) == ("failed", "stale")
+    assert silent.finished_at is not None
+    assert beating.status == "streaming"  # beat 5 s ago: alive
+    assert f"{silent.id}: failed (stale)" in out.getvalue()
+    assert last_event(silent.id) == {"type": "error", "detail": silent.error_message}
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_long_generation_keeps_beating_and_is_never_reaped(settings, stub_openai):
+    # Stale after 0.6 s: a beat every 0.15 s; the provider is silent for 1.5 s before its first piece.
+    settings.ANSWERS_STALE_AFTER = 0.6
+    stub_openai.set_default(Reply(pieces=["Patience [1]."], delay_s=1.5))
+
+    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+    reaped = []
+    for _ in range(6):
+        await asyncio.sleep(0.25)
+        reaped += await sync_to_async(services.answer_reap_stale)()
+    await services.wait_for_background()
+
+    assert reaped == []
+    answer = await Answer.objects.aget(id=accepted.id)
+    assert answer.status == "done"
+    assert answer.final_text == "Patience [1]."
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_server_start_reaps_what_a_dead_process_left(answer_factory, settings):
+    settings.ANSWERS_STALE_AFTER = 30
+    left = await sync_to_async(answer_factory)(text="Done [1].")
+    await sync_to_async(make_stale)(left.id, 120)
+
+    async def django_app(scope, receive, send):  # never reached by lifespan messages
+        raise AssertionError("lifespan must not reach Django")
+
+    # As project/asgi.py builds it when a server imports it (before its event loop runs).
+    await sync_to_async(lambda: ServerLifecycle(django_app))()
+
+    assert (await Answer.objects.aget(id=left.id)).status == "failed"
+
+
+async def _lifespan(app: ServerLifecycle, *messages: str) -> list[str]:
+    inbox: asyncio.Queue[dict] = asyncio.Queue()
+    for message in messages:
+        inbox.put_nowait({"type": f"lifespan.{message}"})
+    sent: list[str] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message["type"])
+
+    await app({"type": "lifespan"}, inbox.get, send)
+    return sent
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_lifespan_shutdown_lets_answers_finish_within_the_grace_period(settings, stub_openai):
+    settings.ANSWERS_SHUTDOWN_GRACE = 5
+    stub_openai.set_default(Reply(pieces=["Almost ", "there [1]."], delay_s=0.2))
+    app = ServerLifecycle(None, reap=False)
+    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+
+    sent = await _lifespan(app, "startup", "shutdown")
+
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    answer = await Answer.objects.aget(id=accepted.id)
+    assert answer.status == "done"
+    assert (await sync_to_async(event_types)(answer.id))[-1] == "done"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_lifespan_shutdown_fails_what_cannot_finish_and_publishes_error(settings, stub_openai):
+    settings.ANSWERS_SHUTDOWN_GRACE = 0.3
+    stub_openai.set_default(Reply(pieces=["Started [1] ", "but never finished"], hang_after=1, hang=30))
+    app = ServerLifecycle(None, reap=False)
+    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+    await asyncio.sleep(0.3)  # the first piece arrives
+
+    try:
+        await _lifespan(app, "startup", "shutdown")
+        answer = await Answer.objects.aget(id=accepted.id)
+        assert answer.status == "failed"
+        assert answer.error_kind == "shutdown"
+        assert answer.raw_text == "Started [1] "
+        event = await sync_to_async(last_event)(answer.id)
+        assert event == {"type": "error", "detail": answer.error_message}
+        assert await Answer.objects.filter(status__in=["pending", "streaming"]).acount() == 0
+    finally:
+        services._shutting_down = False
