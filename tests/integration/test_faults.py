@@ -36,11 +36,17 @@ FAULTS = {
     "provider-503": Fault(Reply(status=503), 502, "upstream", ""),
     "provider-429": Fault(Reply(status=429, retry_after=0.1), 502, "upstream", ""),
     "timeout": Fault(Reply(pieces=["Slow [1]"], hang=3), 504, "timeout", ""),
-    "stream-cut": Fault(Reply(pieces=["Teacups [1] ", "are ", "never"], cut_after=2), 502, "upstream", "Teacups [1] are "),
-    "malformed-stream": Fault(Reply(pieces=["Fine [1] ", "then garbage"], malformed_at=1), 502, "bad_response", "Fine [1] "),
+    "stream-cut": Fault(
+        Reply(pieces=["Teacups [1] ", "are ", "never"], cut_after=2), 502, "upstream", "Teacups [1] are "
+    ),
+    "malformed-stream": Fault(
+        Reply(pieces=["Fine [1] ", "then garbage"], malformed_at=1), 502, "bad_response", "Fine [1] "
+    ),
     "error-in-stream": Fault(Reply(pieces=["Half [2] "], error_in_stream=True), 502, "upstream", "Half [2] "),
-    "database-while-finalizing": Fault(Reply(pieces=["All [1] ", "of it [2]."]), 502, "storage", "All [1] of it [2].", database=True),
-}  # fmt: skip
+    "database-while-finalizing": Fault(
+        Reply(pieces=["All [1] ", "of it [2]."]), 502, "storage", "All [1] of it [2].", database=True
+    ),
+}
 
 _REFUSE = {
     "sqlite": [
