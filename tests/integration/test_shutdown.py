@@ -1,0 +1,134 @@
+"""SIGTERM to a real daphne: answers in flight finish within the grace period or are failed, never left.
+
+The server runs as in production (`daphne project.asgi:application`); after it
+exits, its database is read with `manage.py shell` to see what it left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.browser.server import _run, corpus, running_server
+from tests.fixtures.providers import Reply, StubOpenAIServer
+
+QUESTION = "What do zebras eat on the grass?"
+
+_REPORT = r"""
+import json
+from answers.events import AnswerEventStorage, channel_for
+from answers.models import Answer
+out = []
+for a in Answer.objects.order_by("created_at"):
+    events = AnswerEventStorage().get_events(channel_for(a.id), 0, limit=1000)
+    out.append({"id": str(a.id), "delivery": a.delivery, "status": a.status, "kind": a.error_kind,
+                "raw": a.raw_text, "events": [[e.type, json.loads(e.data)] for e in events]})
+print("REPORT=" + json.dumps(out))
+"""
+
+
+def _exited(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in {"Z", "X"}
+
+
+def stop_server(pid: int, timeout: float = 30) -> float:
+    """SIGTERM, then wait for the process to exit; returns how long it took."""
+    started = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    while not _exited(pid):
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"the server did not exit within {timeout} s of SIGTERM")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def report(env: dict[str, str]) -> dict[str, dict]:
+    out = _run(["shell", "-c", _REPORT], env)
+    line = next(ln for ln in out.splitlines() if ln.startswith("REPORT="))
+    return {a["delivery"]: a for a in json.loads(line.removeprefix("REPORT="))}
+
+
+async def _ask_and_wait_for_first_delta(url: str) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=20) as client:
+        accepted = (await client.post("/api/answers/", json={"question": QUESTION, "stream": True})).json()
+        async with client.stream("GET", accepted["events_url"]) as response:
+            async for line in response.aiter_lines():
+                if line == "event: delta":
+                    return
+
+
+async def _json_ask_in_flight(url: str) -> None:
+    """A JSON ask whose connection the stopping server will close."""
+    async with httpx.AsyncClient(base_url=url, timeout=20) as client:
+        try:
+            await client.post("/api/answers/", json={"question": QUESTION})
+        except httpx.HTTPError:
+            pass
+
+
+@pytest.fixture
+def stub() -> StubOpenAIServer:
+    with StubOpenAIServer() as server:
+        yield server
+
+
+def test_sigterm_lets_an_answer_in_flight_finish_within_the_grace_period(stub: StubOpenAIServer) -> None:
+    stub.set_default(Reply(pieces=["Zebras ", "graze ", "on grass ", "[1]."], delay_s=0.3))
+    with running_server(
+        openai_base_url=stub.base_url, documents=corpus(), extra_env={"ANSWERS_SHUTDOWN_GRACE": "10"}
+    ) as live:
+        asyncio.run(_ask_and_wait_for_first_delta(live.url))
+
+        took = stop_server(live.pid)
+        left = report(live.env)
+
+    answer = left["sse"]
+    assert answer["status"] == "done", live.log_tail()
+    assert answer["raw"] == "Zebras graze on grass [1]."
+    assert [kind for kind, _ in answer["events"]][-1] == "done"
+    assert took < 10
+
+
+def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: StubOpenAIServer) -> None:
+    stub.set_default(Reply(pieces=["Zebras [1] ", "never finish"], hang_after=1, hang=60))
+    with running_server(
+        openai_base_url=stub.base_url, documents=corpus(), extra_env={"ANSWERS_SHUTDOWN_GRACE": "1"}
+    ) as live:
+
+        async def both_in_flight() -> asyncio.Task[None]:
+            json_ask = asyncio.create_task(_json_ask_in_flight(live.url))
+            await _ask_and_wait_for_first_delta(live.url)
+            while len(stub.requests) < 2:  # the JSON ask reached the provider too
+                await asyncio.sleep(0.05)
+            return json_ask
+
+        async def scenario() -> float:
+            json_ask = await both_in_flight()
+            took = await asyncio.to_thread(stop_server, live.pid)
+            await json_ask
+            return took
+
+        took = asyncio.run(scenario())
+        left = report(live.env)
+
+    assert took < 8, "the grace period is 1 s"
+    for delivery in ("sse", "json"):
+        answer = left[delivery]
+        assert answer["status"] == "failed", (delivery, live.log_tail())
+        assert answer["kind"] == "shutdown"
+        assert answer["raw"] == "Zebras [1] "
+    events = left["sse"]["events"]
+    assert [kind for kind, _ in events] == ["references", "delta", "error"]
+    assert events[1][1] == {"text": "Zebras [1] "}
+    assert "stopped" in events[-1][1]["detail"]
