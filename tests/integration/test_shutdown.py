@@ -7,6 +7,7 @@ exits, its database is read with `manage.py shell` to see what it left behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -71,10 +72,8 @@ async def _ask_and_wait_for_first_delta(url: str) -> None:
 async def _json_ask_in_flight(url: str) -> None:
     """A JSON ask whose connection the stopping server will close."""
     async with httpx.AsyncClient(base_url=url, timeout=20) as client:
-        try:
+        with contextlib.suppress(httpx.HTTPError):
             await client.post("/api/answers/", json={"question": QUESTION})
-        except httpx.HTTPError:
-            pass
 
 
 @pytest.fixture
@@ -109,7 +108,7 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
         async def both_in_flight() -> asyncio.Task[None]:
             json_ask = asyncio.create_task(_json_ask_in_flight(live.url))
             await _ask_and_wait_for_first_delta(live.url)
-            while len(stub.requests) < 2:  # the JSON ask reached the provider too
+            while len(stub.requests) < 2:  # noqa: ASYNC110  (the JSON ask reached the provider too)
                 await asyncio.sleep(0.05)
             return json_ask
 
