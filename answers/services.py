@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from answers import events
 from answers.conf import conf
+from answers.db import release_connection
 from answers.models import Answer, AnswerSource
 from answers.providers import get_provider
 from answers.providers.base import Provider, ProviderError
@@ -133,7 +134,9 @@ async def ask(
         task.add_done_callback(lambda _: _in_flight.pop(started.answer_id, None))
         return await sync_to_async(Answer.objects.get)(id=started.answer_id)
     # The JSON path generates within the request: a client that goes away cancels it, and the
-    # answer is stored as failed (cancelled) with the text that arrived.
+    # answer is stored as failed (cancelled) with the text that arrived. The request's database
+    # connection is not held while the provider writes (hundreds may be waiting at once).
+    await sync_to_async(release_connection)()
     current = asyncio.current_task()
     assert current is not None
     _in_flight[started.answer_id] = current
@@ -379,7 +382,14 @@ async def _generate(*, started: Started, provider: Provider) -> Answer:
 
 
 def _heartbeat(answer_id: uuid.UUID) -> None:
-    Answer.objects.filter(id=answer_id, status=Answer.Status.STREAMING).update(heartbeat_at=timezone.now())
+    try:
+        Answer.objects.filter(id=answer_id, status=Answer.Status.STREAMING).update(
+            heartbeat_at=timezone.now()
+        )
+    finally:
+        # Between beats the generation waits on the provider: hold no connection meanwhile
+        # (this also renews a connection the database dropped).
+        release_connection()
 
 
 def _answer_complete(
