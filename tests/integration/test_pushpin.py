@@ -494,16 +494,6 @@ async def test_events_published_by_another_process_reach_streams_held_by_pushpin
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TimeoutError,
-    reason=(
-        "Pushpin's recovery and paging requests (Grip-Link) carry no Authorization or Cookie header, "
-        "so answers.views.answer_events answers them 403 for a signed-in asker's answer and the stream "
-        "stalls. Needs answer_events to hand proxied requests with a signed es-meta straight to "
-        "django-eventstream (which reads the user from es-meta and checks the channel): docs/pushpin.md"
-    ),
-)
 async def test_a_signed_in_askers_stream_survives_pushpin_recovering(
     live: Deployment, stub: StubOpenAIServer
 ) -> None:
