@@ -78,3 +78,25 @@ async def test_events_published_by_one_process_reach_a_stream_on_another(
     assert {k: done[k] for k in ("text", "references", "fallback")} == {
         k: fetched[k] for k in ("text", "references", "fallback")
     }
+
+
+async def test_a_late_subscriber_on_either_process_replays_every_event_from_the_database(
+    two_processes: tuple[LiveServer, str], stub: StubOpenAIServer
+) -> None:
+    first, second_url = two_processes
+    pieces = ["Zebras [2] ", "graze ", "on grass [1]."]
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.05))
+
+    async with (
+        httpx.AsyncClient(base_url=first.url, timeout=10) as on_first,
+        httpx.AsyncClient(base_url=second_url, timeout=10) as on_second,
+    ):
+        accepted = await ask(on_second)  # asked on the second process this time
+        events_path = httpx.URL(accepted["events_url"]).raw_path.decode()
+        live = await read_stream(on_second, events_path)  # through `done`
+        late = [await read_stream(client, events_path) for client in (on_first, on_second)]
+
+    for replay in late:
+        assert replay.types == live.types
+        assert [event.data for event in replay.events] == [event.data for event in live.events]
+        assert replay.delta_text == "".join(pieces)
