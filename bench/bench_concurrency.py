@@ -133,7 +133,7 @@ def main() -> None:
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--asks", type=int, default=200)
     parser.add_argument("--provider-s", type=float, default=2.0)
-    parser.add_argument("--throughput-s", type=float, default=8.0)
+    parser.add_argument("--throughput-s", type=float, default=4.0)
     parser.add_argument("--clients", default="1,8")
     args = parser.parse_args()
     dbs = [d for d in args.db.split(",") if d]
@@ -194,6 +194,15 @@ def main() -> None:
          for db, c, r in rate_rows],
     )  # fmt: skip
     report.write()
+    harness.save_figures(
+        "concurrency",
+        {
+            "asks": args.asks,
+            "provider_s": args.provider_s,
+            "in_flight": dict(flight_rows),
+            "throughput": [{"db": db, "clients": c, **r} for db, c, r in rate_rows],
+        },
+    )
 
 
 if __name__ == "__main__":

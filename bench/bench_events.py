@@ -226,7 +226,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--answers", default="1,4,16")
-    parser.add_argument("--seconds", type=float, default=2.0, help="Duration of each raw append run.")
+    parser.add_argument("--seconds", type=float, default=1.0, help="Duration of each raw append run.")
     parser.add_argument("--variants", default="project,stock")
     args = parser.parse_args()
     dbs = [d for d in args.db.split(",") if d]
@@ -295,6 +295,7 @@ def main() -> None:
         for p in problems:
             report(p)
     report.write()
+    harness.save_figures("events", {"raw": raw, "e2e": e2e})
 
 
 if __name__ == "__main__":

@@ -104,13 +104,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--chunks", type=int, default=10_000)
-    parser.add_argument("--asks", type=int, default=40)
+    parser.add_argument("--asks", type=int, default=30)
     args = parser.parse_args()
     questions = corpus_module.questions(args.asks)
     report = Report("latency")
     started_line = harness.machine()
     rows = []
     notes = []
+    figures: dict[str, dict[str, float]] = {}
     with StubOpenAIServer() as stub:
         for db in filter(None, args.db.split(",")):
             with harness.server(db, openai_base_url=stub.base_url, chunks=args.chunks) as live:
@@ -134,6 +135,15 @@ def main() -> None:
                 ]
             )
             print(rows[-1], file=sys.stderr, flush=True)
+            figures[db] = {
+                "asks": len(questions),
+                "ok": len(t["references"]),
+                "retrieval_p50_ms": median(baseline) * 1000,
+                "references_p50_ms": median(t["references"]) * 1000,
+                "references_p95_ms": percentile(t["references"], 0.95) * 1000,
+                "done_p50_ms": median(t["done"]) * 1000,
+                "done_p95_ms": percentile(t["done"], 0.95) * 1000,
+            }
     report("## Latency at the client (SSE path)")
     report()
     report(
@@ -154,6 +164,7 @@ def main() -> None:
         report()
         report("Failures: " + "; ".join(notes))
     report.write()
+    harness.save_figures("latency", {"chunks": args.chunks, "db": figures})
 
 
 if __name__ == "__main__":

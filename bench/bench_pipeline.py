@@ -175,6 +175,8 @@ def main() -> None:
     lines.append("")
     RESULTS.write_text("\n".join(lines))
     print("\n".join(lines))
+    figures = {"ratio": ratios, "per_second": per_second}
+    (RESULTS.parent / "RESULTS_pipeline.json").write_text(json.dumps(figures, indent=1) + "\n")
 
 
 def _label(db: str) -> str:

@@ -254,5 +254,13 @@ class Report:
         return path
 
 
+def save_figures(name: str, figures: dict[str, Any]) -> None:
+    """The key figures of a run, for the targets table (bench/summary.py): bench/RESULTS_<name>.json."""
+    import json
+
+    figures = {"when": machine(), **figures}
+    (BENCH / f"RESULTS_{name}.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
+
+
 def ms(seconds: float) -> str:
     return "n/a" if math.isnan(seconds) else f"{seconds * 1000:.1f}"

@@ -4,9 +4,10 @@ make bench          # the quick set (a few minutes): .venv/bin/python bench/run_
 make bench-full     # also the big sizes: 100k chunks on both databases, 1M on SQLite, 2,000 streams
 .venv/bin/python bench/run_all.py --only latency,streams     # some; the others' last results are kept
 
-Each bench/bench_<name>.py prints its table and writes bench/RESULTS_<name>.md;
-BENCHMARKS.md is this header, bench/SUMMARY.md (targets against the figures,
-written by hand after a full run) and every RESULTS section in ORDER.
+Each bench/bench_<name>.py prints its table and writes bench/RESULTS_<name>.md
+(and its key figures to RESULTS_<name>.json); BENCHMARKS.md is this header, the
+targets table (bench/summary.py, with bench/NOTES.md: what limits what) and
+every RESULTS section in ORDER.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def main() -> None:
         print(
             f"== bench_{name}: {took:.0f} s (load average {load:.2f} at start)", file=sys.stderr, flush=True
         )
-    summary = BENCH / "SUMMARY.md"
-    sections = [summary.read_text().strip()] if summary.exists() else []
+    sys.path.insert(0, str(BENCH))
+    from summary import markdown
+
+    sections = [markdown().strip()]
     sections += [(BENCH / f"RESULTS_{name}.md").read_text().strip() for name in ORDER]
     (ROOT / "BENCHMARKS.md").write_text(HEADER + "\n" + "\n\n".join(sections) + "\n")
 
