@@ -169,6 +169,16 @@ def markdown() -> str:
         "|---|---|---|---|---|",
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
+    runs = []
+    for name in ("citations", "latency", "events", "concurrency"):
+        data = _load(name)
+        if isinstance(data, dict) and data.get("when"):
+            runs.append(f"`bench_{name}.py`: {data['when']}")
+    streams = _load("streams") or []
+    runs += [f"`bench_streams.py` {x['variant']} x{x['streams']}: {x['when']}" for x in streams]
+    if runs:
+        lines += ["", "Runs (machine, date, load average when each started):", ""]
+        lines += [f"- {r}" for r in runs]
     notes = BENCH / "NOTES.md"
     if notes.exists():
         lines += ["", notes.read_text().strip()]
