@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import random
 import re
 import statistics
@@ -138,7 +139,9 @@ def main() -> None:
             f"| {ms['finalize']:.1f} | {ms['both']:.1f} | {ms['both'] / ms['floor']:.2f}x |"
         )
 
-    (RESULTS.parent / "RESULTS_citations.json").write_text(json.dumps(figures, indent=1) + "\n")
+    (RESULTS.parent / "RESULTS_citations.json").write_text(
+        json.dumps({"when": _when(), **figures}, indent=1) + "\n"
+    )
 
     text = answer(20_000)
     print("\n### MarkerStream over the 1 MB answer\n")
@@ -175,6 +178,14 @@ def main() -> None:
     intro = old.split("\nPython ", 1)[0].split("\n### ", 1)[0]
     notes = old[old.index("### Reading it") :] if "### Reading it" in old else ""
     RESULTS.write_text(intro.rstrip() + "\n\n" + "\n".join(lines).strip() + "\n\n" + notes)
+
+
+def _when() -> str:
+    load = os.getloadavg()
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}, load average {load[0]:.2f}/{load[1]:.2f} at the end"
+    )
 
 
 if __name__ == "__main__":

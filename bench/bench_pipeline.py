@@ -176,11 +176,21 @@ def main() -> None:
     RESULTS.write_text("\n".join(lines))
     print("\n".join(lines))
     figures = {"ratio": ratios, "per_second": per_second}
-    (RESULTS.parent / "RESULTS_pipeline.json").write_text(json.dumps(figures, indent=1) + "\n")
+    (RESULTS.parent / "RESULTS_pipeline.json").write_text(
+        json.dumps({"when": _when(), **figures}, indent=1) + "\n"
+    )
 
 
 def _label(db: str) -> str:
     return {"sqlite": "SQLite", "postgres": "PostgreSQL"}[db]
+
+
+def _when() -> str:
+    load = os.getloadavg()
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}, load average {load[0]:.2f}/{load[1]:.2f} at the end"
+    )
 
 
 if __name__ == "__main__":

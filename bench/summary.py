@@ -170,7 +170,7 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    for name in ("citations", "latency", "events", "concurrency"):
+    for name in ("citations", "pipeline", "latency", "events", "concurrency"):
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):
             runs.append(f"`bench_{name}.py`: {data['when']}")
