@@ -40,6 +40,8 @@ REDIS_CHANNEL = "events_channel"
 # After a failed publish, skip Redis for this long (deliver locally) before trying again.
 CIRCUIT_OPEN_SECONDS = 1.0
 RECONNECT_MAX_SECONDS = 5.0
+# Tells every process's listener to make its streams re-read the store.
+RESYNC_MESSAGE = json.dumps({"resync": True})
 
 
 def deliver_locally(event: Event) -> None:
@@ -76,6 +78,7 @@ class RedisFanout:
         self._lock = threading.Lock()
         self._down_until = 0.0
         self._missed = False  # events were delivered locally only: other processes must resync
+        self._resyncer: threading.Thread | None = None
 
     def publish(self, event: Event) -> None:
         message = json.dumps(
@@ -88,12 +91,11 @@ class RedisFanout:
         )
         with self._lock:
             if time.monotonic() < self._down_until:
-                self._missed = True
-                deliver_locally(event)
+                self._deliver_locally_only(event)
                 return
             try:
                 if self._missed:
-                    self._client.publish(REDIS_CHANNEL, json.dumps({"resync": True}))
+                    self._client.publish(REDIS_CHANNEL, RESYNC_MESSAGE)
                     self._missed = False
                 self._client.publish(REDIS_CHANNEL, message)
             except self._errors as exc:
@@ -102,8 +104,42 @@ class RedisFanout:
                         "Redis publish failed (%s); delivering in this process until it is back", exc
                     )
                 self._down_until = time.monotonic() + CIRCUIT_OPEN_SECONDS
-                self._missed = True
-                deliver_locally(event)
+                self._deliver_locally_only(event)
+
+    def _deliver_locally_only(self, event: Event) -> None:
+        """Other processes missed `event`: make sure a resync follows once Redis is back.
+
+        The next publish sends it, but the event may have been the channel's last one
+        (an answer's `done`), so a thread also sends it as soon as Redis answers again.
+        Called with the lock held.
+        """
+        self._missed = True
+        deliver_locally(event)
+        if self._resyncer is None:
+            self._resyncer = threading.Thread(
+                target=self._resync_when_back, name="redis-fanout-resync", daemon=True
+            )
+            self._resyncer.start()
+
+    def _resync_when_back(self) -> None:
+        while True:
+            with self._lock:
+                wait = self._down_until - time.monotonic()
+                if wait <= 0:
+                    if not self._missed:  # a publish sent it meanwhile
+                        self._resyncer = None
+                        return
+                    try:
+                        self._client.publish(REDIS_CHANNEL, RESYNC_MESSAGE)
+                    except self._errors:
+                        self._down_until = time.monotonic() + CIRCUIT_OPEN_SECONDS
+                        wait = CIRCUIT_OPEN_SECONDS
+                    else:
+                        self._missed = False
+                        self._resyncer = None
+                        logger.warning("Redis is back: publishing there again; other processes catch up")
+                        return
+            time.sleep(wait)
 
 
 @cache
@@ -140,15 +176,12 @@ class ResilientRedisListener:
             try:
                 pubsub = client.pubsub()
                 await pubsub.subscribe(REDIS_CHANNEL)
-                self.subscriptions += 1
-                if self.subscriptions > 1:
-                    count = resync_local_listeners()
-                    logger.warning("Redis is back: listening again, %d stream(s) catching up", count)
-                self.connected.set()
-                delay = 0.1
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         self.handle(message["data"])
+                    elif message.get("type") == "subscribe":
+                        self.subscribed()
+                        delay = 0.1
             except asyncio.CancelledError:
                 raise
             except (redis.RedisError, OSError) as exc:
@@ -162,6 +195,20 @@ class ResilientRedisListener:
                     await client.aclose()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+    def subscribed(self) -> None:
+        """Redis confirmed the subscription: from now on nothing published is missed.
+
+        Whatever was published before (while Redis was away, or, the first time, between
+        a stream's first read of the store and this moment) is in the store: every local
+        stream re-reads it from its last id. Resyncing on the confirmation, not on sending
+        SUBSCRIBE, leaves no window in which an event is neither read nor received.
+        """
+        self.subscriptions += 1
+        count = resync_local_listeners()
+        if self.subscriptions > 1:
+            logger.warning("Redis is back: listening again, %d stream(s) catching up", count)
+        self.connected.set()
 
     def handle(self, raw: bytes | str) -> None:
         try:

@@ -119,8 +119,11 @@ async def stream(
                 continue  # get_events moved the request's ids past this page
             event_request.channel_last_ids = dict(last_ids)
             with manager.lock:
-                # Events queued while reading are in the store too: read again rather than merge.
-                raced = bool(listener.channel_items) or listener.overflow
+                # Events queued while reading stay queued: _live skips those the read already
+                # returned and reads again on a gap. (Reading again whenever one was queued
+                # would make every stream of a busy answer re-read the store at each delta
+                # while streams wait for a database worker.) Only dropped events force a read.
+                raced = listener.overflow
                 if raced:
                     listener.aevent.clear()
                     listener.channel_items = {}

@@ -11,6 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import resource
+import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -35,9 +38,23 @@ def stub() -> Iterator[StubOpenAIServer]:
         yield server
 
 
+def _raise_open_file_limit(wanted: int) -> None:
+    """Enough descriptors for this process's streams and the server's (it inherits the limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
 @pytest.fixture(scope="module")
 def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with running_server(openai_base_url=stub.base_url, documents=corpus()) as server:
+    _raise_open_file_limit(4096)  # before the server starts: daphne inherits it
+    with running_server(
+        openai_base_url=stub.base_url,
+        documents=corpus(),
+        # An answer is held in flight while hundreds of streams open: let the provider wait.
+        extra_env={"ANSWERS_PROVIDER_TIMEOUT": "90"},
+    ) as server:
         yield server
 
 
@@ -84,3 +101,89 @@ async def test_idle_streams_give_their_database_connections_back(
             during = open_database_connections(live)
 
     assert during <= before + 2, f"{STREAMS} idle streams hold {during - before} more database connections"
+
+
+def max_connections(live: LiveServer) -> int:
+    import psycopg
+
+    with psycopg.connect(live.env["DATABASE_URL"], autocommit=True) as conn:
+        row = conn.execute("SHOW max_connections").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_more_streams_than_postgres_max_connections_all_open_and_all_finish(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    """max_connections + 20 streams on one answer held in flight: every one gets 200, then `done`."""
+    limit = max_connections(live)
+    count = limit + 20
+    _raise_open_file_limit(count + 512)
+    release = threading.Event()
+    pieces = ["Zebras graze [1]", " on grass [2]."]
+    stub.enqueue(Reply(pieces=pieces, gate=release))
+
+    statuses: list[int] = []
+    caught_up = 0
+    done: list[str] = []
+
+    async def follow(client: httpx.AsyncClient, url: str) -> None:
+        nonlocal caught_up
+        async with client.stream("GET", url) as response:
+            statuses.append(response.status_code)
+            assert response.status_code == 200, await response.aread()
+            event = ""
+            async for line in response.aiter_lines():
+                if line.startswith("event: "):
+                    event = line.removeprefix("event: ")
+                elif line.startswith("data: ") and event == "references":
+                    caught_up += 1  # replayed from the store: now waiting for live events
+                elif line.startswith("data: ") and event == "done":
+                    done.append(line)
+                    return
+
+    peak = 0
+    sampling = True
+
+    async def sample() -> None:
+        nonlocal peak
+        while sampling:
+            peak = max(peak, await asyncio.to_thread(open_database_connections, live))
+            await asyncio.sleep(0.1)
+
+    started = time.monotonic()
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(base_url=live.url, timeout=60, limits=limits) as client:
+        accepted = await ask(client)
+        events_url = httpx.URL(accepted["events_url"]).raw_path.decode()
+        before = open_database_connections(live)
+        sampler = asyncio.get_running_loop().create_task(sample())
+        streams = [asyncio.get_running_loop().create_task(follow(client, events_url)) for _ in range(count)]
+        try:
+            async with asyncio.timeout(40):
+                while caught_up < count:
+                    failed = [t for t in streams if t.done()]
+                    if failed:
+                        failed[0].result()  # raises what went wrong
+                        raise AssertionError("a stream ended before the answer was released")
+                    await asyncio.sleep(0.1)
+            opened_in = time.monotonic() - started
+            await asyncio.sleep(0.5)  # all held open, waiting
+            held = open_database_connections(live)
+            release.set()
+            async with asyncio.timeout(40):
+                await asyncio.gather(*streams)
+        finally:
+            release.set()
+            sampling = False
+            for task in streams:
+                task.cancel()
+            await asyncio.gather(*streams, sampler, return_exceptions=True)
+
+    assert statuses == [200] * count
+    assert len(done) == count, f"{len(done)} of {count} streams got `done`"
+    # Streams share a few connections (ANSWERS_STREAM_DB_WORKERS, 4) and hold none while waiting.
+    assert held <= before + 2, f"{count} waiting streams hold {held - before} database connections"
+    assert peak <= before + 4 + 2, f"opening {count} streams took {peak - before} connections at once"
+    assert peak < limit // 4, (peak, limit)
+    assert opened_in < 40, opened_in

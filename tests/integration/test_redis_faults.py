@@ -1,0 +1,392 @@
+"""Redis faults do not stop answers, and streams on every process still get every event, once, in order.
+
+Two daphne processes (A and B) share one database and one private redis-server
+(tests/fixtures/redis_server.py), which these tests stop and start again on
+the same port, as a Redis restart or outage would, without restarting either
+server process.
+
+- Redis down: an answer asked on A completes and is stored; a stream on A gets
+  its events live (local delivery), a late stream replays them all.
+- Redis down while a stream on B waits: B gets nothing meanwhile, and once
+  Redis is back B's stream catches up from the store (resync), in order and
+  without duplicates; the next answer reaches B live through Redis again.
+- Redis bounced in the middle of an answer: B's stream still ends with `done`.
+- Publishing never fails generation: no traceback in the logs, answers done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, daphne, running_server
+from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.redis_server import PrivateRedis
+
+REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.fanout.REDIS_CHANNEL
+TIMEOUT_S = 30.0  # generous: 2 cores, other tests running alongside
+CATCH_UP_TIMEOUT_S = 45.0  # a listener backs off up to 5 s between reconnects
+
+
+@dataclass
+class Servers:
+    a: LiveServer
+    b_url: str
+    b_pid: int
+    b_log: Path
+    redis: PrivateRedis
+
+    def log_a(self) -> str:
+        return self.a.log_path.read_text(errors="replace")
+
+    def log_b(self) -> str:
+        return self.b_log.read_text(errors="replace")
+
+    def logs(self) -> str:
+        return (
+            f"--- A\n{self.log_a()[-3000:]}\n--- B\n{self.log_b()[-3000:]}\n"
+            f"--- redis\n{self.redis.log_tail()}"
+        )
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def private_redis() -> Iterator[PrivateRedis]:
+    with PrivateRedis() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def servers(stub: StubOpenAIServer, private_redis: PrivateRedis) -> Iterator[Servers]:
+    with (
+        running_server(
+            openai_base_url=stub.base_url,
+            documents=corpus(),
+            extra_env={"REDIS_URL": private_redis.url, "ANSWERS_PROVIDER_TIMEOUT": "60"},
+        ) as a,
+        daphne(a.env, a.log_path.with_name("second.log")) as (b_url, b_pid),
+    ):
+        yield Servers(
+            a=a, b_url=b_url, b_pid=b_pid, b_log=a.log_path.with_name("second.log"), redis=private_redis
+        )
+
+
+@pytest.fixture
+async def live(servers: Servers, stub: StubOpenAIServer) -> AsyncIterator[Servers]:
+    """Redis up and both processes' listeners subscribed; Redis up again after the test."""
+    stub.reset()
+    if not servers.redis.running:
+        servers.redis.start()
+    await listeners_subscribed(servers)
+    yield servers
+    if not servers.redis.running:
+        servers.redis.start()
+
+
+async def listeners_subscribed(servers: Servers) -> None:
+    """Wait until both processes listen on Redis (each starts listening with its first stream)."""
+    async with (
+        httpx.AsyncClient(base_url=servers.a.url, timeout=TIMEOUT_S) as on_a,
+        httpx.AsyncClient(base_url=servers.b_url, timeout=TIMEOUT_S) as on_b,
+    ):
+        if servers.redis.subscribers(REDIS_CHANNEL) < 2:
+            # A process starts listening with its first stream: open one on each.
+            accepted = await ask(on_a)
+            for client in (on_a, on_b):
+                async with SSEReader(client, accepted["events_url"]) as reader:
+                    await reader.wait_for_type("done")
+    await poll(lambda: servers.redis.subscribers(REDIS_CHANNEL) >= 2, CATCH_UP_TIMEOUT_S, "listeners")
+
+
+# --- helpers
+
+
+async def poll(predicate: Callable[[], Any], within: float, what: str) -> Any:
+    deadline = time.monotonic() + within
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within:.0f}s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def ask(client: httpx.AsyncClient, question: str = ZEBRA_QUESTION) -> dict[str, Any]:
+    response = await client.post("/api/answers/", json={"question": question, "stream": True})
+    assert response.status_code == 202, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def finished(client: httpx.AsyncClient, answer_id: str) -> dict[str, Any]:
+    async def status() -> dict[str, Any] | None:
+        response = await client.get(f"/api/answers/{answer_id}/")
+        assert response.status_code == 200, (response.status_code, response.text[:2000])
+        body: dict[str, Any] = response.json()
+        return body if body["status"] in ("done", "failed") else None
+
+    deadline = time.monotonic() + TIMEOUT_S
+    while (body := await status()) is None:
+        assert time.monotonic() < deadline, f"answer {answer_id} did not finish"
+        await asyncio.sleep(0.1)
+    return body
+
+
+@dataclass(frozen=True)
+class SSE:
+    type: str
+    id: int | None  # the number after the channel in the `id:` line
+    data: Any
+    at: float
+
+
+@dataclass
+class SSEReader:
+    """Reads one stream in the background, keeping every event as sent (duplicates included)."""
+
+    client: httpx.AsyncClient
+    url: str
+    events: list[SSE] = field(default_factory=list)
+    status: int | None = None
+    _task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> SSEReader:
+        self._task = asyncio.get_running_loop().create_task(self._read())
+        await poll(lambda: self.status is not None or self._task.done(), TIMEOUT_S, "the stream to open")  # type: ignore[union-attr]
+        if self._task.done():
+            self._task.result()
+        assert self.status == 200
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _read(self) -> None:
+        path = httpx.URL(self.url).raw_path.decode()
+        async with self.client.stream("GET", path, timeout=httpx.Timeout(TIMEOUT_S, read=None)) as response:
+            self.status = response.status_code
+            fields: dict[str, str] = {}
+            async for line in response.aiter_lines():
+                if line:
+                    if not line.startswith(":"):
+                        name, _, value = line.partition(":")
+                        value = value.removeprefix(" ")
+                        fields[name] = f"{fields[name]}\n{value}" if name in fields else value
+                    continue
+                if not fields:
+                    continue  # a block of comments only (the opening padding)
+                kind = fields.get("event", "message")
+                raw_id = fields.get("id")
+                raw = fields.get("data", "")
+                fields = {}
+                if kind in ("stream-open", "keep-alive"):
+                    continue
+                event_id = int(raw_id.rsplit(":", 1)[1]) if raw_id else None
+                self.events.append(SSE(kind, event_id, json.loads(raw) if raw else None, time.monotonic()))
+
+    def of(self, kind: str) -> list[SSE]:
+        return [e for e in self.events if e.type == kind]
+
+    @property
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    async def wait_for_type(self, kind: str, within: float = TIMEOUT_S) -> SSE:
+        found: list[SSE] = await poll(lambda: self.of(kind), within, f"`{kind}` on {self.url}")
+        return found[0]
+
+    def assert_complete_once_in_order(self, pieces: list[str] | None = None) -> None:
+        """references, deltas, done; `id:`s 1, 2, 3, ... with no gap and no repeat."""
+        assert [e.id for e in self.events] == list(range(1, len(self.events) + 1)), self.events
+        assert self.types[0] == "references"
+        assert self.types[-1] == "done"
+        assert set(self.types[1:-1]) == {"delta"}
+        if pieces is not None:
+            assert "".join(e.data["text"] for e in self.of("delta")) == "".join(pieces)
+
+
+def pieces_of(tag: str, count: int) -> list[str]:
+    return [f"Zebras {tag} graze piece {i} [{1 + i % 2}]. " for i in range(count)]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+# --- the tests
+
+
+async def test_with_redis_down_an_answer_completes_is_stored_and_streams_live_on_its_own_process(
+    live: Servers, stub: StubOpenAIServer
+) -> None:
+    pieces = pieces_of("down", 6)
+    release = threading.Event()
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.3, gate=release))
+
+    live.redis.stop()
+    async with (
+        httpx.AsyncClient(base_url=live.a.url, timeout=TIMEOUT_S) as on_a,
+        httpx.AsyncClient(base_url=live.b_url, timeout=TIMEOUT_S) as on_b,
+    ):
+        accepted = await ask(on_a)
+        async with SSEReader(on_a, accepted["events_url"]) as same_process:
+            await same_process.wait_for_type("references")
+            release.set()  # the model starts answering only now: what follows is live
+            await same_process.wait_for_type("done")
+
+        fetched = await finished(on_a, accepted["id"])
+        assert fetched["status"] == "done", fetched
+
+        same_process.assert_complete_once_in_order(pieces)
+        deltas = same_process.of("delta")
+        assert len(deltas) == len(pieces)
+        # Delivered as generated (pieces 0.3 s apart), not replayed at the end in one go.
+        spread = same_process.of("done")[0].at - deltas[0].at
+        assert spread >= 0.8, f"deltas and done came within {spread:.2f}s: not live"
+        done = same_process.of("done")[0].data
+        assert {k: done[k] for k in ("text", "references", "fallback")} == {
+            k: fetched[k] for k in ("text", "references", "fallback")
+        }
+
+        # Stored: a late stream (on either process; B shares the database) replays everything.
+        for client in (on_a, on_b):
+            async with SSEReader(client, accepted["events_url"]) as late:
+                await late.wait_for_type("done")
+            late.assert_complete_once_in_order(pieces)
+            assert late.of("done")[0].data == done
+
+    assert not live.redis.running  # all of it with Redis down
+    assert "Redis publish failed" in live.log_a()
+
+
+async def test_a_stream_on_another_process_catches_up_when_redis_returns_then_gets_answers_live(
+    live: Servers, stub: StubOpenAIServer
+) -> None:
+    pieces = pieces_of("missed", 5)
+    release = threading.Event()
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.2, gate=release))
+    a_pid, b_pid = live.a.pid, live.b_pid
+
+    async with (
+        httpx.AsyncClient(base_url=live.a.url, timeout=TIMEOUT_S) as on_a,
+        httpx.AsyncClient(base_url=live.b_url, timeout=TIMEOUT_S) as on_b,
+    ):
+        accepted = await ask(on_a)
+        async with SSEReader(on_b, accepted["events_url"]) as on_b_stream:
+            await on_b_stream.wait_for_type("references")
+
+            live.redis.stop()
+            release.set()
+            fetched = await finished(on_a, accepted["id"])  # generated on A while Redis is down
+            assert fetched["status"] == "done", fetched
+            await asyncio.sleep(1.0)
+            assert on_b_stream.types == ["references"], "B got events with Redis down: not under test"
+
+            live.redis.start()  # same port; neither server process restarts
+            await on_b_stream.wait_for_type("done", CATCH_UP_TIMEOUT_S)
+            await asyncio.sleep(0.5)  # anything sent twice would arrive now
+
+        on_b_stream.assert_complete_once_in_order(pieces)
+        assert on_b_stream.of("done")[0].data["text"] == fetched["text"]
+
+        # Redis is up again: the next answer asked on A reaches a stream on B live, through Redis.
+        await poll(lambda: live.redis.subscribers(REDIS_CHANNEL) >= 2, CATCH_UP_TIMEOUT_S, "listeners back")
+        pieces = pieces_of("after", 6)
+        release = threading.Event()
+        stub.enqueue(Reply(pieces=pieces, delay_s=0.3, gate=release))
+        accepted = await ask(on_a)
+        async with SSEReader(on_b, accepted["events_url"]) as next_stream:
+            await next_stream.wait_for_type("references")
+            release.set()
+            await next_stream.wait_for_type("done")
+        next_stream.assert_complete_once_in_order(pieces)
+        spread = next_stream.of("done")[0].at - next_stream.of("delta")[0].at
+        assert spread >= 0.8, f"deltas and done came within {spread:.2f}s on B: not live"
+
+    assert (live.a.pid, live.b_pid) == (a_pid, b_pid)
+    assert alive(a_pid), live.logs()
+    assert alive(b_pid), live.logs()
+    assert "Redis is back" in live.log_b()
+
+
+async def test_a_stream_on_another_process_gets_every_event_when_redis_restarts_mid_answer(
+    live: Servers, stub: StubOpenAIServer
+) -> None:
+    """The outage falls inside the answer: some events go through Redis, some only to A, then Redis again."""
+    sent = threading.Event()
+    pieces = pieces_of("bounce", 12)
+
+    def on_piece(index: int, piece: str, at: float) -> None:
+        if index == 2:
+            sent.set()
+
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.25, on_piece=on_piece))
+    async with (
+        httpx.AsyncClient(base_url=live.a.url, timeout=TIMEOUT_S) as on_a,
+        httpx.AsyncClient(base_url=live.b_url, timeout=TIMEOUT_S) as on_b,
+    ):
+        accepted = await ask(on_a)
+        async with SSEReader(on_b, accepted["events_url"]) as on_b_stream:
+            await poll(sent.is_set, TIMEOUT_S, "the third piece")
+            live.redis.stop()
+            await asyncio.sleep(0.8)
+            live.redis.start()
+            fetched = await finished(on_a, accepted["id"])
+            await on_b_stream.wait_for_type("done", CATCH_UP_TIMEOUT_S)
+            await asyncio.sleep(0.5)
+
+    assert fetched["status"] == "done", fetched
+    on_b_stream.assert_complete_once_in_order(pieces)
+    assert on_b_stream.of("done")[0].data["text"] == fetched["text"]
+
+
+async def test_publishing_never_fails_generation_while_redis_is_down(
+    live: Servers, stub: StubOpenAIServer
+) -> None:
+    log_a_from, log_b_from = len(live.log_a()), len(live.log_b())
+    stub.set_default(Reply(pieces=pieces_of("many", 4), delay_s=0.1))
+
+    live.redis.stop()
+    async with (
+        httpx.AsyncClient(base_url=live.a.url, timeout=TIMEOUT_S) as on_a,
+        httpx.AsyncClient(base_url=live.b_url, timeout=TIMEOUT_S) as on_b,
+    ):
+        asked = await asyncio.gather(*(ask(client) for client in (on_a, on_a, on_a, on_b, on_b)))
+        results = await asyncio.gather(*(finished(on_a, accepted["id"]) for accepted in asked))
+        # A JSON (non-streaming) ask publishes nothing a client waits for, but it must work too.
+        json_answer = await on_b.post("/api/answers/", json={"question": ZEBRA_QUESTION})
+
+    assert [r["status"] for r in results] == ["done"] * len(results), results
+    assert all(r["text"] for r in results)
+    assert json_answer.status_code == 201, json_answer.text
+    assert json_answer.json()["status"] == "done"
+
+    during_a, during_b = live.log_a()[log_a_from:], live.log_b()[log_b_from:]
+    for name, log in (("A", during_a), ("B", during_b)):
+        assert "Traceback" not in log, f"{name}'s log while Redis was down:\n{log[-4000:]}"
+        # The fallback was taken, and said so once per outage rather than once per event.
+        assert 1 <= log.count("Redis publish failed") <= 2, f"{name}'s log:\n{log[-4000:]}"

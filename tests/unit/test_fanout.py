@@ -1,0 +1,290 @@
+"""Live delivery pieces on their own: a stream's live-event checks, the publisher's circuit, the listener.
+
+- answers.streams._live sends each live event once and in order: an event the
+  client already has is skipped, and a gap (an event this process never saw
+  live) ends the live phase so that the stream re-reads the store.
+- answers.fanout.RedisFanout never raises: with Redis unreachable it returns at
+  once and delivers to this process's listeners; once Redis answers again a
+  `resync` message goes out before anything else (and by itself, when no other
+  event follows).
+- answers.fanout.ResilientRedisListener resubscribes after Redis restarts and
+  makes the local streams re-read the store.
+
+Redis here is a private redis-server (tests/fixtures/redis_server.py) this
+module stops and starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from django_eventstream.event import Event
+from django_eventstream.views import Listener, get_listener_manager
+
+from answers import fanout as fanout_module
+from answers.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
+from answers.streams import _live, listen, unlisten
+from tests.fixtures.redis_server import PrivateRedis
+
+CHANNEL = "answer-00000000-0000-0000-0000-000000000001"
+UNREACHABLE = "redis://127.0.0.1:1/0"
+
+
+def _event(eid: int, kind: str = "delta", channel: str = CHANNEL) -> Event:
+    return Event(channel, kind, json.dumps({"text": f"piece {eid}"}), id=eid)
+
+
+def _ids(body: str) -> list[int]:
+    """The event numbers of an SSE body's `id:` lines (`answer-...:N`)."""
+    return [int(line.rsplit(":", 1)[1]) for line in body.splitlines() if line.startswith("id:")]
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[Listener]:
+    """A stream's listener, registered in the test's event loop (the one it wakes)."""
+    registered = listen({CHANNEL})
+    yield registered
+    unlisten(registered)
+
+
+async def _next(chunks: AsyncIterator[str], within: float = 2.0) -> str:
+    return await asyncio.wait_for(chunks.__anext__(), within)
+
+
+# --- streams._live
+
+
+async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(listener: Listener) -> None:
+    last_ids = {CHANNEL: 3}
+    for eid in (2, 3, 4, 5):  # 2 and 3 came from the store already
+        get_listener_manager().add_to_queues(CHANNEL, _event(eid))
+    chunks = _live(listener, last_ids)
+    try:
+        body = await _next(chunks)
+        assert _ids(body) == [4, 5]
+        assert body.count("event: delta") == 2
+        assert last_ids == {CHANNEL: 5}
+
+        get_listener_manager().add_to_queues(CHANNEL, _event(5))  # again (Redis and local, say)
+        get_listener_manager().add_to_queues(CHANNEL, _event(6))
+        assert _ids(await _next(chunks)) == [6]
+    finally:
+        await chunks.aclose()
+
+
+async def test_a_duplicate_alone_sends_nothing_and_the_stream_keeps_waiting(listener: Listener) -> None:
+    last_ids = {CHANNEL: 7}
+    get_listener_manager().add_to_queues(CHANNEL, _event(7))
+    chunks = _live(listener, last_ids)
+    try:
+        with pytest.raises(TimeoutError):
+            await _next(chunks, within=0.3)
+        assert last_ids == {CHANNEL: 7}
+    finally:
+        await chunks.aclose()
+
+
+async def test_a_gap_ends_the_live_phase_after_the_events_before_it(listener: Listener) -> None:
+    last_ids = {CHANNEL: 3}
+    for eid in (4, 6, 7):  # 5 was never seen live (published while Redis was away)
+        get_listener_manager().add_to_queues(CHANNEL, _event(eid))
+    chunks = _live(listener, last_ids)
+    body = await _next(chunks)
+    assert _ids(body) == [4]
+    with pytest.raises(StopAsyncIteration):  # the caller re-reads the store from 4
+        await _next(chunks)
+    assert last_ids == {CHANNEL: 4}
+
+
+async def test_a_gap_at_the_first_live_event_sends_nothing_and_returns(listener: Listener) -> None:
+    last_ids = {CHANNEL: 3}
+    get_listener_manager().add_to_queues(CHANNEL, _event(5))
+    chunks = _live(listener, last_ids)
+    with pytest.raises(StopAsyncIteration):
+        await _next(chunks)
+    assert last_ids == {CHANNEL: 3}
+
+
+async def test_a_resync_ends_the_live_phase(listener: Listener) -> None:
+    chunks = _live(listener, {CHANNEL: 3})
+    assert fanout_module.resync_local_listeners() >= 1
+    with pytest.raises(StopAsyncIteration):
+        await _next(chunks)
+
+
+# --- RedisFanout: the circuit
+
+
+async def test_publishing_with_redis_unreachable_returns_at_once_and_delivers_locally(
+    listener: Listener, caplog: pytest.LogCaptureFixture
+) -> None:
+    publisher = RedisFanout(UNREACHABLE)
+    caplog.set_level(logging.WARNING, logger="answers.fanout")
+    started = time.monotonic()
+    for eid in range(1, 21):
+        publisher.publish(_event(eid))
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 1.0, f"20 publishes with Redis unreachable took {elapsed:.2f}s"
+    await asyncio.wait_for(listener.aevent.wait(), 2)
+    queued = listener.channel_items[CHANNEL]
+    # At most MAX_PENDING are queued; the rest mark the listener overflowed (it re-reads the store).
+    assert [int(e.id) for e in queued] == list(range(1, len(queued) + 1))
+    assert listener.overflow
+    failures = [r for r in caplog.records if "Redis publish failed" in r.getMessage()]
+    assert len(failures) == 1, "one warning per outage, not one per event"
+
+
+@pytest.fixture(scope="module")
+def private_redis() -> Iterator[PrivateRedis]:
+    with PrivateRedis() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_up(private_redis: PrivateRedis) -> Iterator[PrivateRedis]:
+    if not private_redis.running:
+        private_redis.start()
+    yield private_redis
+    if not private_redis.running:
+        private_redis.start()
+
+
+class Subscriber:
+    """Records what is published on django-eventstream's Redis channel, in order."""
+
+    def __init__(self, server: PrivateRedis) -> None:
+        self.pubsub = server.client().pubsub(ignore_subscribe_messages=True)
+        self.pubsub.subscribe(REDIS_CHANNEL)
+        self.messages: list[dict[str, Any]] = []
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while len(self.messages) < count and time.monotonic() < deadline:
+            message = self.pubsub.get_message(timeout=0.1)
+            if message is not None:
+                self.messages.append(json.loads(message["data"]))
+        return self.messages
+
+    def close(self) -> None:
+        self.pubsub.close()
+
+
+@pytest.fixture
+def subscriber(redis_up: PrivateRedis) -> Iterator[Subscriber]:
+    sub = Subscriber(redis_up)
+    sub.wait_for(0, timeout=0.2)  # the subscription is confirmed before anything is published
+    yield sub
+    sub.close()
+
+
+def test_with_redis_up_events_go_through_redis_only(subscriber: Subscriber, redis_up: PrivateRedis) -> None:
+    publisher = RedisFanout(redis_up.url)
+    publisher.publish(_event(1, "references"))
+    publisher.publish(_event(2))
+    messages = subscriber.wait_for(2)
+    assert [(m["event_type"], m["pub_id"]) for m in messages] == [("references", "1"), ("delta", "2")]
+    assert messages[1]["channel"] == CHANNEL
+    assert json.loads(messages[1]["data"]) == {"text": "piece 2"}
+
+
+async def test_when_redis_is_back_a_resync_goes_out_first_even_if_nothing_else_is_published(
+    subscriber: Subscriber, redis_up: PrivateRedis, listener: Listener
+) -> None:
+    publisher = RedisFanout(redis_up.url)
+    publisher.publish(_event(1))
+    assert [m.get("pub_id") for m in subscriber.wait_for(1)] == ["1"]
+
+    subscriber.close()
+    redis_up.stop()
+    started = time.monotonic()
+    publisher.publish(_event(2))  # e.g. an answer's last event, `done`
+    assert time.monotonic() - started < 1.0
+    await asyncio.wait_for(listener.aevent.wait(), 2)
+    assert [int(e.id) for e in listener.channel_items[CHANNEL]] == [2]  # delivered in this process
+
+    redis_up.start()
+    again = Subscriber(redis_up)
+    try:
+        # No further publish: the resync still comes, once the circuit lets Redis be tried again.
+        assert again.wait_for(1, timeout=10) == [{"resync": True}]
+        publisher.publish(_event(3))
+        assert [m.get("pub_id") for m in again.wait_for(2)][1:] == ["3"]
+        assert again.messages.count({"resync": True}) == 1
+    finally:
+        again.close()
+
+
+async def test_the_next_successful_publish_sends_the_resync_before_the_event(
+    redis_up: PrivateRedis, listener: Listener
+) -> None:
+    publisher = RedisFanout(redis_up.url)
+    redis_up.stop()
+    publisher.publish(_event(1))  # opens the circuit; delivered locally
+    redis_up.start()
+    sub = Subscriber(redis_up)
+    try:
+        sub.wait_for(0, timeout=0.2)
+        # Publish as soon as the circuit closes (the background resync may go out first: same order).
+        await asyncio.sleep(max(0.0, publisher._down_until - time.monotonic()) + 0.01)
+        publisher.publish(_event(2))
+        messages = sub.wait_for(2)
+        assert messages[0] == {"resync": True}
+        assert [m.get("pub_id") for m in messages[1:]] == ["2"]
+    finally:
+        sub.close()
+
+
+# --- ResilientRedisListener
+
+
+async def _wait(predicate: Any, within: float, what: str) -> None:
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def test_the_listener_resyncs_on_subscribing_and_again_after_redis_restarts(
+    redis_up: PrivateRedis, listener: Listener
+) -> None:
+    redis_listener = ResilientRedisListener(redis_up.url)
+    task = asyncio.get_running_loop().create_task(redis_listener.start())
+    try:
+        await asyncio.wait_for(redis_listener.connected.wait(), 10)
+        # Streams that read the store before the subscription was confirmed read it again.
+        assert listener.overflow
+        listener.overflow = False
+        listener.aevent.clear()
+
+        publisher = RedisFanout(redis_up.url)
+        publisher.publish(_event(1))
+        await asyncio.wait_for(listener.aevent.wait(), 5)
+        assert [int(e.id) for e in listener.channel_items[CHANNEL]] == [1]
+        assert not listener.overflow
+        listener.channel_items = {}
+        listener.aevent.clear()
+
+        redis_up.stop()
+        await _wait(lambda: not redis_listener.connected.is_set(), 10, "the listener to notice")
+        redis_up.start()
+        await asyncio.wait_for(redis_listener.connected.wait(), 20)
+        assert redis_listener.subscriptions == 2
+        assert listener.overflow, "after Redis came back, local streams re-read the store"
+        assert redis_up.subscribers(REDIS_CHANNEL) == 1
+
+        # A resync message from another process does the same.
+        listener.overflow = False
+        redis_up.client().publish(REDIS_CHANNEL, json.dumps({"resync": True}))
+        await _wait(lambda: listener.overflow, 5, "the resync message")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
