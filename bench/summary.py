@@ -31,10 +31,12 @@ def rows() -> list[list[str]]:
     c = _load("citations")
     if c:
         ratio = c["both_ms"] / c["floor_ms"]
+        fastest = c["both_min_ms"] / c["floor_min_ms"] if "both_min_ms" in c else ratio
         out.append(
             [f"finalize + strip, {c['mb']:.2f} MB answer, {c['markers']:,} markers",
-             f"one `re.sub` pass: {c['floor_ms']:.1f} ms (CPU)", "within 3x",
-             f"{c['both_ms']:.1f} ms = {ratio:.2f}x", _met(ratio <= 3)]
+             f"one `re.sub` pass: {c['floor_ms']:.1f} ms (CPU, median)", "within 3x",
+             f"{c['both_ms']:.1f} ms = {ratio:.2f}x (median); {fastest:.2f}x (fastest runs)",
+             _met(ratio <= 3) + ("" if ratio <= 3 else f" (median); fastest runs: {_met(fastest <= 3)}")]
         )  # fmt: skip
     r = _load("retrieval")
     if r:
