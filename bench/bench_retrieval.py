@@ -195,7 +195,14 @@ def run_one(db: str, sizes: list[int]) -> dict[str, Any]:
         load_s = time.perf_counter() - started
         have = size
         timing = _time_queries(questions)
-        rows.append({"chunks": size, "load_s": load_s, "when": time.strftime("%Y-%m-%d"), **timing})
+        rows.append(
+            {
+                "chunks": size,
+                "load_s": load_s,
+                "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                **timing,
+            }
+        )
         print(f"{db} {size:>7} chunks: {timing}", file=sys.stderr, flush=True)
     with connection.cursor() as cursor:
         cursor.execute("SELECT sqlite_version()" if connection.vendor == "sqlite" else "SHOW server_version")
