@@ -194,25 +194,40 @@ def _start_profiler(pid: int) -> tuple[subprocess.Popen[bytes], Path] | None:
     return process, out
 
 
+# Frames around everything (process start, the event loop, worker threads): not informative.
+_OUTER = (
+    "_run_module_as_main", "_run_code", "<module>", "CommandLineInterface", "Server.run",
+    "AsyncioSelectorReactor.run", "BaseEventLoop.run_forever", "BaseEventLoop._run_once", "Handle._run",
+    "Thread._bootstrap", "Thread.run", "_worker", "_WorkItem.run",
+)  # fmt: skip
+
+
 def _stop_profiler(profiler: tuple[subprocess.Popen[bytes], Path]) -> list[tuple[str, float]]:
-    """The functions the server spent its samples in (self time, share of samples), top 12."""
+    """Where the server spent the broadcast: inclusive share of samples per function, the outer
+    frames every sample shares (the event loop, the thread bootstrap) left out; top 15."""
     process, out = profiler
     process.send_signal(signal.SIGINT)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=20)
-    own: dict[str, int] = {}
+    inclusive: dict[str, int] = {}
     total = 0
     with contextlib.suppress(OSError):
         for line in out.read_text().splitlines():
             stack, _, count = line.rpartition(" ")
-            frames = stack.split(";")
-            if not count.isdigit() or not frames:
+            if not count.isdigit():
                 continue
-            leaf = next((f for f in reversed(frames) if "(" in f), frames[-1])
             total += int(count)
-            own[leaf] = own.get(leaf, 0) + int(count)
-    top = sorted(own.items(), key=lambda kv: -kv[1])[:12]
-    return [(name, n / total) for name, n in top] if total else []
+            seen = set()
+            for frame in stack.split(";"):
+                name, _, where = frame.partition(" (")
+                key = f"{name} ({where.split(':')[0].rsplit('/', 2)[-2:][-1]})" if where else name
+                if key not in seen:
+                    seen.add(key)
+                    inclusive[key] = inclusive.get(key, 0) + int(count)
+    if not total:
+        return []
+    shares = sorted(((k, n / total) for k, n in inclusive.items()), key=lambda kv: -kv[1])
+    return [(k, share) for k, share in shares if not k.startswith(_OUTER)][:15]
 
 
 def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any]:
@@ -300,8 +315,8 @@ def write(rows: list[dict[str, Any]]) -> None:
         if r.get("profile"):
             report()
             report(
-                f"Where the server spent the broadcast ({r['variant']}, {r['streams']:,} streams; py-spy, "
-                "self time of the thread holding the GIL, share of samples):"
+                f"Where the server spent the broadcast ({r['variant']}, {r['streams']:,} streams; py-spy on "
+                "the thread holding the GIL, share of samples in each function and what it calls):"
             )
             report()
             report.table(["function", "share"], [[f"`{n}`", f"{share:.0%}"] for n, share in r["profile"]])
