@@ -26,7 +26,7 @@ ORDER = ["citations", "retrieval", "pipeline", "latency", "events", "streams", "
 QUICK: dict[str, list[str]] = {"streams": ["--streams", "300", "--variants", "project,stock"]}
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],
-    "streams": ["--streams", "300,2000", "--variants", "project,stock"],
+    "streams": ["--streams", "300,2000", "--variants", "project,project+redis,stock"],
 }
 HEADER = """# Benchmarks
 
