@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import connection
 from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError, get_events
@@ -32,6 +31,7 @@ from django_eventstream.utils import make_id, sse_encode_error, sse_encode_event
 from django_eventstream.views import Listener, get_listener_manager
 
 from answers.conf import conf
+from answers.db import release_connection
 
 KEEPALIVE_SECONDS = 20.0
 # The first chunk is padded so that proxies and old browsers start delivering at once.
@@ -55,10 +55,7 @@ def _then_release_connection(fn: Callable[..., T]) -> Callable[..., T]:
         try:
             return fn(*args)
         finally:
-            # Outside a transaction (a test's, say), give the connection back: a waiting
-            # stream must not keep one.
-            if not connection.in_atomic_block:
-                connection.close()
+            release_connection()  # a waiting stream must not keep one
 
     return run
 

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from answers import content
 from answers.api.schema import SOME_TEXT, errors
+from answers.api.serializers import StrictCharField
 from answers.models import Document
 
 
@@ -46,28 +47,28 @@ def _text_schema(max_length: int | None = None, *, required_text: bool = True) -
 
 
 @extend_schema_field(_text_schema(content.KEY_MAX))
-class _KeyField(serializers.CharField):
+class _KeyField(StrictCharField):
     pass
 
 
 @extend_schema_field(_text_schema(content.TITLE_MAX))
-class _TitleField(serializers.CharField):
+class _TitleField(StrictCharField):
     pass
 
 
 @extend_schema_field(_text_schema(content.URL_MAX, required_text=False))
-class _UrlField(serializers.CharField):
+class _UrlField(StrictCharField):
     pass
 
 
 # No maxLength in the schema: a fuzzer would send 5 MB bodies to test it (the limit is BODY_MAX).
 @extend_schema_field(_text_schema())
-class _BodyField(serializers.CharField):
+class _BodyField(StrictCharField):
     pass
 
 
 @extend_schema_field(_text_schema(content.TYPE_MAX, required_text=False))
-class _TypeField(serializers.CharField):
+class _TypeField(StrictCharField):
     pass
 
 

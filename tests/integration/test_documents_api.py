@@ -90,6 +90,9 @@ def test_get_and_delete(writer: APIClient) -> None:
         ({"body": None}, "body"),
         ({"metadata": [1, 2]}, "metadata"),
         ({"url": "u" * 2001}, "url"),
+        ({"title": -3.2e-240}, "title"),  # a number is not a title (DRF would coerce it)
+        ({"url": 0.12}, "url"),
+        ({"key": 42}, "key"),
     ],
 )
 def test_invalid_input_is_400_naming_the_field(writer: APIClient, change: dict[str, Any], field: str) -> None:
