@@ -76,6 +76,12 @@ class AnswersSettings:
         return int(getattr(settings, "ANSWERS_STREAM_DB_WORKERS", 4))
 
     @property
+    def START_CONCURRENCY(self) -> int:
+        """Questions of one process that retrieve and store their answer row at once (each holds a
+        database connection meanwhile); the rest queue. Generation itself is not limited."""
+        return int(getattr(settings, "ANSWERS_START_CONCURRENCY", 8))
+
+    @property
     def MAX_QUESTION_LENGTH(self) -> int:
         return 2000
 

@@ -12,6 +12,7 @@ import contextvars
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -34,8 +35,9 @@ from answers.trail import compute_trail
 
 logger = logging.getLogger(__name__)
 
-# At most this many delta events per second per answer (event storage cost).
-DELTA_INTERVAL_SECONDS = 0.1
+# Deltas are coalesced to one per interval: with `references` and `done`, an answer stores
+# at most 10 events per second of generation (event storage cost; BENCHMARKS.md).
+DELTA_INTERVAL_SECONDS = 0.15
 
 INTERNAL_ERROR = "internal"
 CANCELLED = "cancelled"
@@ -111,14 +113,20 @@ async def ask(
             return await _replay(existing, question=question, delivery=delivery)
     provider = provider or get_provider()
     try:
-        started = await answer_start(
-            question=question,
-            asker_id=asker_id,
-            delivery=delivery,
-            provider=provider,
-            retriever=retriever,
-            idempotency=idempotency,
-        )
+        # A burst of questions takes database connections a few at a time, each given back
+        # before the provider writes: hundreds in flight never exceed max_connections.
+        async with _start_gate():
+            try:
+                started = await answer_start(
+                    question=question,
+                    asker_id=asker_id,
+                    delivery=delivery,
+                    provider=provider,
+                    retriever=retriever,
+                    idempotency=idempotency,
+                )
+            finally:
+                await sync_to_async(release_connection)()
     except IntegrityError:
         # A concurrent retry with the same key created the answer first.
         existing = await sync_to_async(_answer_for_key)(idempotency) if idempotency else None
@@ -134,9 +142,7 @@ async def ask(
         task.add_done_callback(lambda _: _in_flight.pop(started.answer_id, None))
         return await sync_to_async(Answer.objects.get)(id=started.answer_id)
     # The JSON path generates within the request: a client that goes away cancels it, and the
-    # answer is stored as failed (cancelled) with the text that arrived. The request's database
-    # connection is not held while the provider writes (hundreds may be waiting at once).
-    await sync_to_async(release_connection)()
+    # answer is stored as failed (cancelled) with the text that arrived.
     current = asyncio.current_task()
     assert current is not None
     _in_flight[started.answer_id] = current
@@ -144,6 +150,19 @@ async def ask(
         return await generation
     finally:
         _in_flight.pop(started.answer_id, None)
+
+
+_start_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _start_gate() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    gate = _start_gates.get(loop)
+    if gate is None:
+        gate = _start_gates[loop] = asyncio.Semaphore(conf.START_CONCURRENCY)
+    return gate
 
 
 def _answer_for_key(idempotency: Idempotency) -> Answer | None:
