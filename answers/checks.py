@@ -56,8 +56,8 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(Error("ANSWERS_STALE_AFTER must be a positive number of seconds.", id="answers.E008"))
     if conf.SHUTDOWN_GRACE < 0:
         errors.append(Error("ANSWERS_SHUTDOWN_GRACE must not be negative.", id="answers.E009"))
-    if conf.START_CONCURRENCY < 1:
-        errors.append(Error("ANSWERS_START_CONCURRENCY must be at least 1.", id="answers.E011"))
+    if conf.PIPELINE_DB_WORKERS < 1:
+        errors.append(Error("ANSWERS_PIPELINE_DB_WORKERS must be at least 1.", id="answers.E011"))
     if conf.STREAM_DB_WORKERS < 1:
         errors.append(Error("ANSWERS_STREAM_DB_WORKERS must be at least 1.", id="answers.E010"))
     return errors

@@ -76,10 +76,11 @@ class AnswersSettings:
         return int(getattr(settings, "ANSWERS_STREAM_DB_WORKERS", 4))
 
     @property
-    def START_CONCURRENCY(self) -> int:
-        """Questions of one process that retrieve and store their answer row at once (each holds a
-        database connection meanwhile); the rest queue. Generation itself is not limited."""
-        return int(getattr(settings, "ANSWERS_START_CONCURRENCY", 8))
+    def PIPELINE_DB_WORKERS(self) -> int:
+        """Pipeline steps of one process (retrieve and store a question, heartbeats, store the
+        result) that use the database at once, each giving its connection back after; the rest
+        queue. Generation itself is not limited."""
+        return int(getattr(settings, "ANSWERS_PIPELINE_DB_WORKERS", 8))
 
     @property
     def MAX_QUESTION_LENGTH(self) -> int:

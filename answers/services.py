@@ -12,19 +12,17 @@ import contextvars
 import logging
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
-from answers import events
+from answers import db, events
 from answers.conf import conf
-from answers.db import release_connection
 from answers.models import Answer, AnswerSource
 from answers.providers import get_provider
 from answers.providers.base import Provider, ProviderError
@@ -34,6 +32,8 @@ from answers.retrieval.types import Retrieval, RetrievedSource
 from answers.trail import compute_trail
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Deltas are coalesced to one per interval: with `references` and `done`, an answer stores
 # at most 10 events per second of generation (event storage cost; BENCHMARKS.md).
@@ -115,7 +115,7 @@ async def ask(
     try:
         # A burst of questions takes database connections a few at a time, each given back
         # before the provider writes: hundreds in flight never exceed max_connections.
-        async with _start_gate():
+        async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
             try:
                 started = await answer_start(
                     question=question,
@@ -126,7 +126,7 @@ async def ask(
                     idempotency=idempotency,
                 )
             finally:
-                await sync_to_async(release_connection)()
+                await sync_to_async(db.release_connection)()
     except IntegrityError:
         # A concurrent retry with the same key created the answer first.
         existing = await sync_to_async(_answer_for_key)(idempotency) if idempotency else None
@@ -152,17 +152,9 @@ async def ask(
         _in_flight.pop(started.answer_id, None)
 
 
-_start_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _start_gate() -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    gate = _start_gates.get(loop)
-    if gate is None:
-        gate = _start_gates[loop] = asyncio.Semaphore(conf.START_CONCURRENCY)
-    return gate
+async def run_db(fn: Callable[..., T], **kwargs: Any) -> T:
+    """A pipeline step's database work: a few at a time per process, connection given back after."""
+    return await db.run_db(fn, gate="pipeline", size=conf.PIPELINE_DB_WORKERS, **kwargs)
 
 
 def _answer_for_key(idempotency: Idempotency) -> Answer | None:
@@ -344,7 +336,7 @@ async def _beat(answer_id: uuid.UUID) -> None:
     while True:
         await asyncio.sleep(conf.HEARTBEAT_INTERVAL)
         try:
-            await sync_to_async(_heartbeat)(answer_id)
+            await run_db(_heartbeat, answer_id=answer_id)
         except DatabaseError:
             logger.warning("answer %s: heartbeat not stored", answer_id, exc_info=True)
 
@@ -384,7 +376,8 @@ async def _generate(*, started: Started, provider: Provider) -> Answer:
         )
 
     try:
-        answer = await sync_to_async(_answer_complete)(
+        answer = await run_db(
+            _answer_complete,
             answer_id=started.answer_id,
             raw_text=progress.text,
             first_piece_ms=progress.first_piece_ms,
@@ -401,14 +394,7 @@ async def _generate(*, started: Started, provider: Provider) -> Answer:
 
 
 def _heartbeat(answer_id: uuid.UUID) -> None:
-    try:
-        Answer.objects.filter(id=answer_id, status=Answer.Status.STREAMING).update(
-            heartbeat_at=timezone.now()
-        )
-    finally:
-        # Between beats the generation waits on the provider: hold no connection meanwhile
-        # (this also renews a connection the database dropped).
-        release_connection()
+    Answer.objects.filter(id=answer_id, status=Answer.Status.STREAMING).update(heartbeat_at=timezone.now())
 
 
 def _answer_complete(
@@ -462,7 +448,8 @@ async def _fail(
     if deltas is not None:
         # The deltas must still add up to the raw text that is kept.
         await deltas.close(final_text=raw_text)
-    answer = await sync_to_async(_answer_fail)(
+    answer = await run_db(
+        _answer_fail,
         answer_id=started.answer_id,
         raw_text=raw_text,
         kind=kind,

@@ -19,19 +19,17 @@ what holding thousands of streams in one process needs:
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
 from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError, get_events
 from django_eventstream.utils import make_id, sse_encode_error, sse_encode_event
 from django_eventstream.views import Listener, get_listener_manager
 
+from answers import db
 from answers.conf import conf
-from answers.db import release_connection
 
 KEEPALIVE_SECONDS = 20.0
 # The first chunk is padded so that proxies and old browsers start delivering at once.
@@ -39,31 +37,10 @@ OPENING = ":" + " " * 2048 + "\n\nevent: stream-open\ndata:\n\n"
 
 T = TypeVar("T")
 
-_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
-
-
-def _gate() -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    gate = _gates.get(loop)
-    if gate is None:
-        gate = _gates[loop] = asyncio.Semaphore(conf.STREAM_DB_WORKERS)
-    return gate
-
-
-def _then_release_connection(fn: Callable[..., T]) -> Callable[..., T]:
-    def run(*args: Any) -> T:
-        try:
-            return fn(*args)
-        finally:
-            release_connection()  # a waiting stream must not keep one
-
-    return run
-
 
 async def run_db(fn: Callable[..., T], *args: Any) -> T:
-    """Run a stream's database work, a few streams at a time, releasing the connection after."""
-    async with _gate():
-        return await sync_to_async(_then_release_connection(fn))(*args)
+    """A stream's database work: a few streams at a time, the connection given back after."""
+    return await db.run_db(fn, *args, gate="streams", size=conf.STREAM_DB_WORKERS)
 
 
 def listen(channels: set[str]) -> Listener:

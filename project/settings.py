@@ -213,8 +213,8 @@ ANSWERS_STALE_AFTER = env_number("ANSWERS_STALE_AFTER", 60.0)
 ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
 # Event streams share this many database connections per process (answers/streams.py).
 ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
-# Questions that retrieve and store their answer at once, per process (answers/services.py).
-ANSWERS_START_CONCURRENCY = int(env_number("ANSWERS_START_CONCURRENCY", 8, int))
+# Pipeline steps that use the database at once, per process (answers/services.py).
+ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, int))
 ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 

@@ -130,7 +130,7 @@ class AnswerAskView(APIView):  # type: ignore[misc]
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
-        finished = await sync_to_async(selectors.answer_get)(answer_id=answer.id, user=user)
+        finished = await services.run_db(selectors.answer_get, answer_id=answer.id, user=user)
         return Response(
             AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED, headers=headers
         )

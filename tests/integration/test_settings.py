@@ -67,7 +67,7 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_STALE_AFTER": 0}, ["answers.E008"]),
         ({"ANSWERS_SHUTDOWN_GRACE": -1}, ["answers.E009"]),
         ({"ANSWERS_STREAM_DB_WORKERS": 0}, ["answers.E010"]),
-        ({"ANSWERS_START_CONCURRENCY": 0}, ["answers.E011"]),
+        ({"ANSWERS_PIPELINE_DB_WORKERS": 0}, ["answers.E011"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
