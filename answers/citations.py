@@ -7,7 +7,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress
-from operator import not_, sub
+from operator import sub
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -41,22 +41,28 @@ class Finalized(Generic[T]):
 
 _SEP = r"[ \t]*+,[ \t]*+"
 _RANGE = r"[0-9]++(?:[-\u2013][0-9]++)?+"
-# Possessive quantifiers throughout: a failed candidate such as "[" followed by a
-# million digits must cost one look at each digit, never a backtracking search.
-_MARKER_PATTERN = (
-    r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
-    r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
-    r"[ \t]*+(?:"
-    r"[0-9]++(?:" + _SEP + r"[0-9]++)*+"  # numbers
-    r"|(" + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # numbers and ranges, whose bounds need checking
-    r")[ \t]*+\](?!\()"  # and a link or image is text
-)
-_MARKER = re.compile(_MARKER_PATTERN)
-# The same, splitting a text into [text, marker, ranges, text, marker, ranges, ..., text]:
-# a whole text's candidates come out with the text around them and without a
-# match object each, which is most of what finalize and strip cost.
-_SPLIT = re.compile("(" + _MARKER_PATTERN + ")")
-_STRIDE = 3
+
+
+def _marker_pattern(ranges_group: str) -> str:
+    """The marker grammar; `ranges_group` opens the group around a member list with ranges."""
+    # Possessive quantifiers throughout: a failed candidate such as "[" followed by a
+    # million digits must cost one look at each digit, never a backtracking search.
+    return (
+        r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
+        r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
+        r"[ \t]*+(?:"
+        r"[0-9]++(?:" + _SEP + r"[0-9]++)*+"  # numbers
+        r"|" + ranges_group + _RANGE + r"(?:" + _SEP + _RANGE + r")*+)"  # numbers and ranges: bounds to check
+        r")[ \t]*+\](?!\()"  # and a link or image is text
+    )
+
+
+_MARKER = re.compile(_marker_pattern("("))
+# The same without that group, splitting a text into [text, candidate, text,
+# candidate, ..., text]: a whole text's candidates come out with the text around
+# them and without a match object each, which is most of what finalize and
+# strip cost, and the parts join back into the text as they are.
+_SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
 # What may follow a '[' and still turn into a marker once more text arrives.
@@ -195,34 +201,29 @@ def _code(text: str) -> list[tuple[int, int]]:
 def _split(text: str) -> tuple[list[str], set[int]]:
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
-    parts[i - 1] is the text before the candidate parts[i] (i = 1, 4, 7, ...),
-    and parts[i + 1] its member list if it has ranges (else None).
+    The parts alternate text and candidate: parts[i] for odd i is a candidate,
+    parts[i - 1] the text before it and parts[i + 1] the text after.
     The set holds the i of candidates inside code or with a range out of bounds.
     """
     parts = _SPLIT.split(text)
     excluded: set[int] = set()
-    code = _code(text) if len(parts) > 1 and ("`" in text or "~~~" in text) else []
-    starts = _candidate_starts(parts) if code else []
-    for start, end in code:
-        first, stop = bisect_left(starts, start), bisect_left(starts, end)
-        if first < stop:
-            excluded.update(range(1 + _STRIDE * first, 1 + _STRIDE * stop, _STRIDE))
-    with_ranges = list(compress(range(2, len(parts), _STRIDE), parts[2::_STRIDE]))
-    out_of_bounds = {ranges for ranges in {parts[i] for i in with_ranges} if not _ranges_in_bounds(ranges)}
-    excluded.update(i - 1 for i in with_ranges if parts[i] in out_of_bounds)
+    if len(parts) == 1:
+        return parts, excluded
+    code = _code(text) if "`" in text or "~~~" in text else []
+    if code:
+        starts = list(accumulate(map(len, parts)))[0:-1:2]  # where each candidate starts
+        for start, end in code:
+            first, stop = bisect_left(starts, start), bisect_left(starts, end)
+            excluded.update(range(2 * first + 1, 2 * stop + 1, 2))
+    # Each distinct candidate with a range is checked once.
+    out_of_bounds = {
+        written
+        for written in set(parts[1::2])
+        if ("-" in written or "\u2013" in written) and not _ranges_in_bounds(written[1:-1])
+    }
+    if out_of_bounds:
+        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
     return parts, excluded
-
-
-def _candidate_starts(parts: list[str]) -> list[int]:
-    sizes = [0] * (2 * (len(parts) // _STRIDE))
-    sizes[0::2] = map(len, parts[0 : len(parts) - 1 : _STRIDE])
-    sizes[1::2] = map(len, parts[1::_STRIDE])
-    return list(accumulate(sizes))[0::2]
-
-
-def _pieces(parts: list[str]) -> list[str]:
-    """The text's pieces from split parts: text, candidate, text, ..., text."""
-    return [*chain.from_iterable(zip(parts[0:-1:_STRIDE], parts[1::_STRIDE], strict=True)), parts[-1]]
 
 
 def scan_markers(text: str) -> list[Marker]:
@@ -242,13 +243,10 @@ def scan_markers(text: str) -> list[Marker]:
     - the `(` and `:` rules look at the character right after the `]`.
     """
     parts, excluded = _split(text)
-    starts = _candidate_starts(parts)
-    found = []
-    for i in range(1, len(parts), _STRIDE):
-        if i not in excluded:
-            start = starts[i // _STRIDE]
-            found.append(Marker(start, start + len(parts[i]), _members(parts[i])))
-    return found
+    ends = list(accumulate(map(len, parts)))
+    return [
+        Marker(ends[i - 1], ends[i], _members(parts[i])) for i in range(1, len(parts), 2) if i not in excluded
+    ]
 
 
 # --- The streaming scanner ----------------------------------------------------------
@@ -483,28 +481,22 @@ def _in_range(value: int, count: int) -> bool:
 def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
     parts, excluded = _split(text)
-    # Most markers are written [n] with n in range: tell those by their text.
-    in_range = frozenset(f"[{n}]" for n in range(1, min(count, 4096) + 1))
-    suspects = compress(
-        range(1, len(parts), _STRIDE), map(not_, map(in_range.__contains__, parts[1::_STRIDE]))
-    )
-    # What becomes of a marker depends on its text alone: work it out once per text.
-    verdicts: dict[str, tuple[list[int], list[int]] | None] = {}
+    # What becomes of a marker depends on its text alone: work it out once per distinct text.
+    verdicts = {
+        written: verdict
+        for written in set(parts[1::2])
+        if (verdict := _verdict(_members(written), count)) is not None
+    }
+    if not verdicts:
+        return text, []
     removed: list[int] = []
-    for i in suspects:
+    for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        written = parts[i]
-        if written in verdicts:
-            verdict = verdicts[written]
-        else:
-            verdict = verdicts[written] = _verdict(_members(written), count)
-        if verdict is None:
-            continue
-        kept, dropped = verdict
+        replacement, dropped = verdicts[parts[i]]
         stripped += dropped
-        if kept:
-            parts[i] = _render_written(kept)
+        if replacement:
+            parts[i] = replacement
             continue
         # The blank run before a marker never reaches past the text before it:
         # a removal leaves a non-blank character (or the text's start) on its left.
@@ -512,28 +504,21 @@ def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[i
         if len(before) < len(parts[i - 1]):
             parts[i - 1] = before
         else:
-            parts[i + 2] = parts[i + 2].lstrip(" \t")
+            parts[i + 1] = parts[i + 1].lstrip(" \t")
         parts[i] = ""
         removed.append(i)
-    if not any(verdicts.values()):
-        return text, []
-    pieces = _pieces(parts)
-    joins: list[int] = []
-    position = done = 0
-    for i in removed:
-        piece = 2 * (i // _STRIDE) + 1
-        position += sum(map(len, pieces[done:piece]))
-        done = piece
-        joins.append(position)
-    return "".join(pieces), joins
+    if not removed:
+        return "".join(parts), []
+    ends = list(accumulate(map(len, parts)))
+    return "".join(parts), [ends[i] for i in removed]  # a removed candidate is "": it ends where it joined
 
 
-def _verdict(members: tuple[int, ...], count: int) -> tuple[list[int], list[int]] | None:
-    """The members a marker keeps and those it loses; None when it keeps them all."""
+def _verdict(members: tuple[int, ...], count: int) -> tuple[str, list[int]] | None:
+    """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
     kept = [v for v in members if _in_range(v, count)]
     if len(kept) == len(members):
         return None
-    return kept, [v for v in members if not _in_range(v, count)]
+    return _render_written(kept) if kept else "", [v for v in members if not _in_range(v, count)]
 
 
 class _Draft:
@@ -712,12 +697,12 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
     """
     count = len(sources)
     parts, excluded = _split(text)
-    if len(excluded) == len(parts) // _STRIDE:
+    if len(excluded) == len(parts) // 2:
         return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
     kept_as_is = {i: parts[i] for i in excluded}
-    markers: list[str | None] = [*parts[1::_STRIDE]]
+    markers: list[str | None] = parts[1::2]
     for i in excluded:
-        markers[i // _STRIDE] = None
+        markers[i // 2] = None
     # Sources are numbered in the order their markers first appear; a marker
     # written again adds nothing new, so each distinct marker text is worked
     # out once, in order of first appearance, and then looked up.
@@ -736,11 +721,11 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
                     )
                 mapping[member] = len(mapping) + 1
         rendered[written] = render_marker(mapping[m] for m in members)
-    parts[1::_STRIDE] = map(rendered.get, parts[1::_STRIDE], parts[1::_STRIDE])
+    parts[1::2] = map(rendered.get, parts[1::2], parts[1::2])
     for i, written in kept_as_is.items():
         parts[i] = written
     return Finalized(
-        text="".join(_pieces(parts)),
+        text="".join(parts),
         references=[sources[old - 1] for old in mapping],
         mapping=mapping,
         dropped=[n for n in range(1, count + 1) if n not in mapping],
