@@ -127,6 +127,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+# PostgreSQL: a connection pool per process (Django's psycopg_pool support). Pipeline
+# steps and stream reads give their connection back after each piece of work; from a
+# pool that costs nothing, where a new connection per step costs a connect and a cold
+# backend. DATABASE_POOL_SIZE caps this process's sessions (0: no pool); a thread that
+# finds them all busy waits up to DATABASE_POOL_TIMEOUT seconds.
+DATABASE_POOL_SIZE = int(env_number("DATABASE_POOL_SIZE", 20, int))
+DATABASE_POOL_TIMEOUT = env_number("DATABASE_POOL_TIMEOUT", 30.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DATABASE_POOL_SIZE > 0:
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection before lending it
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(2, DATABASE_POOL_SIZE),
+        "max_size": DATABASE_POOL_SIZE,
+        "timeout": DATABASE_POOL_TIMEOUT,
+    }
 _test_db_name = os.environ.get("TEST_DATABASE_NAME")
 if _test_db_name:
     DATABASES["default"]["TEST"] = {"NAME": _test_db_name}

@@ -53,25 +53,30 @@ def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
         openai_base_url=stub.base_url,
         documents=corpus(),
         # An answer is held in flight while hundreds of streams open: let the provider wait.
-        extra_env={"ANSWERS_PROVIDER_TIMEOUT": "90"},
+        # No connection pool: every session counted is one a stream or step holds right now
+        # (test_json_connections.py covers the pool).
+        extra_env={"ANSWERS_PROVIDER_TIMEOUT": "90", "DATABASE_POOL_SIZE": "0"},
     ) as server:
         yield server
 
 
 def open_database_connections(live: LiveServer) -> int:
     """The server's sessions on its PostgreSQL database."""
+    return len(backend_pids(live))
+
+
+def backend_pids(live: LiveServer) -> set[int]:
+    """The process ids of the server's sessions on its PostgreSQL database."""
     import psycopg
 
-    url = live.env["DATABASE_URL"]
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
+    parts = urlsplit(live.env["DATABASE_URL"])
     admin = parts._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [parts.path.lstrip("/")],
+        ).fetchall()
+    return {int(row[0]) for row in rows}
 
 
 async def _open_and_catch_up(client: httpx.AsyncClient, url: str, stack: contextlib.AsyncExitStack) -> None:
