@@ -700,7 +700,7 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
     if len(excluded) == len(parts) // 2:
         return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
     kept_as_is = {i: parts[i] for i in excluded}
-    markers: list[str | None] = parts[1::2]
+    markers: list[str | None] = [*parts[1::2]]
     for i in excluded:
         markers[i // 2] = None
     # Sources are numbered in the order their markers first appear; a marker

@@ -60,15 +60,19 @@ def answer_get(*, answer_id: uuid.UUID, user: Any) -> Answer | None:
     return answer_get_with_access(answer_id=answer_id, user=user)[0]
 
 
+def with_sources() -> Prefetch[Any]:
+    """Load an answer's sources with it, in retrieval order."""
+    return Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
+
+
+def sources_loaded(answer: Answer) -> bool:
+    """Whether `answer` came with its sources (with_sources()): reading them costs no query."""
+    return "sources" in getattr(answer, "_prefetched_objects_cache", {})
+
+
 def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
     """The answer with its sources in retrieval order, whoever asks (callers check access)."""
-    return (
-        Answer.objects.prefetch_related(
-            Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
-        )
-        .filter(id=answer_id)
-        .first()
-    )
+    return Answer.objects.prefetch_related(with_sources()).filter(id=answer_id).first()
 
 
 def reference_payload(source: AnswerSource | RetrievedSource, number: int) -> dict[str, Any]:

@@ -18,10 +18,10 @@ from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from answers import db, events
+from answers import db, events, selectors
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.providers import get_provider
@@ -76,10 +76,14 @@ class Retriever(Protocol):
 class Started:
     """An answer that exists (with its sources) and is ready for generation."""
 
-    answer_id: uuid.UUID
+    answer: Answer  # as created: status streaming
     prompt: Prompt
     publish: bool
     started_at: float  # time.monotonic() when the question arrived
+
+    @property
+    def answer_id(self) -> uuid.UUID:
+        return self.answer.id
 
 
 # Every generation in flight in this process, by answer: kept referenced so the event
@@ -116,17 +120,14 @@ async def ask(
         # A burst of questions takes database connections a few at a time, each given back
         # before the provider writes: hundreds in flight never exceed max_connections.
         async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
-            try:
-                started = await answer_start(
-                    question=question,
-                    asker_id=asker_id,
-                    delivery=delivery,
-                    provider=provider,
-                    retriever=retriever,
-                    idempotency=idempotency,
-                )
-            finally:
-                await sync_to_async(db.release_connection)()
+            started = await answer_start(
+                question=question,
+                asker_id=asker_id,
+                delivery=delivery,
+                provider=provider,
+                retriever=retriever,
+                idempotency=idempotency,
+            )
     except IntegrityError:
         # A concurrent retry with the same key created the answer first.
         existing = await sync_to_async(_answer_for_key)(idempotency) if idempotency else None
@@ -140,7 +141,7 @@ async def ask(
         task = asyncio.get_running_loop().create_task(generation, context=contextvars.Context())
         _in_flight[started.answer_id] = task
         task.add_done_callback(lambda _: _in_flight.pop(started.answer_id, None))
-        return await sync_to_async(Answer.objects.get)(id=started.answer_id)
+        return started.answer
     # The JSON path generates within the request: a client that goes away cancels it, and the
     # answer is stored as failed (cancelled) with the text that arrived.
     current = asyncio.current_task()
@@ -229,29 +230,53 @@ async def answer_start(
     retriever: Retriever | None = None,
     idempotency: Idempotency | None = None,
 ) -> Started:
-    """Steps 1-3: retrieve, persist the answer and its sources, publish `references` (SSE)."""
-    started_at = time.monotonic()
-    min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    retriever = retriever or retrieve
-    retrieval = await sync_to_async(retriever)(question, min_score=min_score, max_sources=max_sources)
-    retrieval_ms = (time.monotonic() - started_at) * 1000
-    prompt = build_prompt(question, retrieval.sources)
-    answer = await sync_to_async(_answer_create)(
+    """Steps 1-3: retrieve, persist the answer and its sources, publish `references` (SSE).
+
+    One trip to a worker thread for all three, which gives its database connection back after.
+    """
+    return await sync_to_async(_start)(
         question=question,
         asker_id=asker_id,
         delivery=delivery,
         provider=provider,
-        prompt=prompt,
-        retrieval=retrieval,
-        min_score=min_score,
-        max_sources=max_sources,
-        retrieval_ms=retrieval_ms,
+        retriever=retriever or retrieve,
         idempotency=idempotency,
     )
-    publish = delivery == Answer.Delivery.SSE
-    if publish:
-        await sync_to_async(events.publish_references)(answer.id, retrieval.sources)
-    return Started(answer_id=answer.id, prompt=prompt, publish=publish, started_at=started_at)
+
+
+def _start(
+    *,
+    question: str,
+    asker_id: int | None,
+    delivery: str,
+    provider: Provider,
+    retriever: Retriever,
+    idempotency: Idempotency | None,
+) -> Started:
+    started_at = time.monotonic()
+    min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
+    try:
+        retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
+        retrieval_ms = (time.monotonic() - started_at) * 1000
+        prompt = build_prompt(question, retrieval.sources)
+        answer = _answer_create(
+            question=question,
+            asker_id=asker_id,
+            delivery=delivery,
+            provider=provider,
+            prompt=prompt,
+            retrieval=retrieval,
+            min_score=min_score,
+            max_sources=max_sources,
+            retrieval_ms=retrieval_ms,
+            idempotency=idempotency,
+        )
+        publish = delivery == Answer.Delivery.SSE
+        if publish:
+            events.publish_references(answer.id, retrieval.sources)
+    finally:
+        db.release_connection()
+    return Started(answer=answer, prompt=prompt, publish=publish, started_at=started_at)
 
 
 def _answer_create(
@@ -405,9 +430,13 @@ def _answer_complete(
     generation_ms: float,
     total_ms: float,
 ) -> Answer:
-    """Step 5-6: strip, finalize and persist the pair and every source's outcome at once."""
+    """Step 5-6: strip, finalize and persist the pair and every source's outcome at once.
+
+    Returns the answer with its sources loaded (selectors.with_sources()).
+    """
     with transaction.atomic():
-        answer = Answer.objects.select_for_update().get(id=answer_id)
+        locked = Answer.objects.select_for_update().prefetch_related(selectors.with_sources())
+        answer = locked.get(id=answer_id)
         if answer.status != Answer.Status.STREAMING:
             return answer  # failed meanwhile (reaped as stale): that verdict was already published
         sources = {s.original_number: s for s in answer.sources.all()}
@@ -421,17 +450,53 @@ def _answer_complete(
         answer.generation_ms = generation_ms
         answer.total_ms = total_ms
         answer.finished_at = timezone.now()
-        answer.save()
+        answer.save(update_fields=_COMPLETED_FIELDS)
         for outcome in trail.sources:
             source = sources[outcome.original_number]
             source.final_number = outcome.final_number
             source.status = outcome.status
             source.citation_count = outcome.citation_count
             source.first_cited_offset = outcome.first_cited_offset
-        AnswerSource.objects.bulk_update(
-            sources.values(), ["final_number", "status", "citation_count", "first_cited_offset"]
-        )
+        _store_outcomes(list(sources.values()))
     return answer
+
+
+_COMPLETED_FIELDS = [
+    "raw_text",
+    "final_text",
+    "stripped",
+    "fallback",
+    "status",
+    "first_piece_ms",
+    "generation_ms",
+    "total_ms",
+    "finished_at",
+]
+_OUTCOME_FIELDS = ["final_number", "status", "citation_count", "first_cited_offset"]
+
+
+def _store_outcomes(sources: list[AnswerSource]) -> None:
+    """Each source's outcome, one UPDATE per row sent at once (executemany: one round trip on psycopg).
+
+    bulk_update() would do it in one statement, but building its CASE WHEN
+    expressions cost about a tenth of the server's CPU per answer under load
+    (bench/bench_concurrency.py).
+    """
+    if not sources:
+        return
+    fields = [field for field in AnswerSource._meta.concrete_fields if field.name in _OUTCOME_FIELDS]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(  # noqa: S608 (names from the model, values as parameters)
+        quote(AnswerSource._meta.db_table),
+        ", ".join(f"{quote(field.column)} = %s" for field in fields),
+        quote(AnswerSource._meta.pk.column),
+    )
+    rows = [
+        [field.get_db_prep_save(getattr(source, field.attname), connection) for field in fields] + [source.pk]
+        for source in sources
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 async def _fail(

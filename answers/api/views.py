@@ -130,7 +130,11 @@ class AnswerAskView(APIView):  # type: ignore[misc]
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
-        finished = await services.run_db(selectors.answer_get, answer_id=answer.id, user=user)
+        finished = (
+            answer  # as generation stored it, sources included
+            if selectors.sources_loaded(answer)
+            else await services.run_db(selectors.answer_get, answer_id=answer.id, user=user)
+        )
         return Response(
             AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED, headers=headers
         )
