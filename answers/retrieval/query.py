@@ -58,12 +58,18 @@ def query_terms(question: str) -> list[str]:
     return list(seen)
 
 
+# A stem keeps its word's first three characters (every rule below leaves at least
+# three in place): a word can only stem to X if it starts with X[:3] (rerank's filter).
+STEM_KEEPS = 3
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix-stripping stemmer, used only to compare words in Python (rerank).
 
     Both sides of a comparison go through it, so it only needs to be consistent:
     "statements"/"statement", "defined"/"define"/"defining", "classes"/"class".
+    For a lower-case word, stem(word)[:STEM_KEEPS] == word[:STEM_KEEPS].
     """
     w = word.lower()
     if len(w) <= 3:

@@ -21,9 +21,12 @@ score, lands around 0.1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import compress
+from operator import itemgetter
 from typing import Protocol
 
-from answers.retrieval.query import WEAK_TERMS, stem, tokenize
+from answers.retrieval.query import STEM_KEEPS, WEAK_TERMS, stem, tokenize
 
 WEIGHTS = {"coverage": 0.35, "lexical": 0.25, "title": 0.25, "proximity": 0.15}
 WEAK_TERM_WEIGHT = 0.25
@@ -81,25 +84,48 @@ def proximity(stems: list[str], positions: list[tuple[int, str]]) -> float:
     return (len(found) - 1) / (window - 1) if window > 1 else 1.0
 
 
+@lru_cache(maxsize=4096)
+def _title_stems(title_and_heading: str) -> frozenset[str]:
+    # A document's chunks share its title (and often a heading): stemmed once.
+    return frozenset(map(stem, tokenize(title_and_heading)))
+
+
+_HEAD = itemgetter(slice(None, STEM_KEEPS))
+
+
 class LexicalReranker:
     """Coverage, title matches and proximity combined with the lexical score (see module docstring)."""
 
     name = "lexical-v1"
 
-    def components(self, terms: list[str], passage: Passage) -> dict[str, float]:
+    @staticmethod
+    def _weights(terms: list[str]) -> dict[str, float]:
+        """Each question stem's weight (its strongest term's)."""
         weights: dict[str, float] = {}
         for term in terms:
             key = stem(term)
             weights[key] = max(weights.get(key, 0.0), term_weight(term))
+        return weights
+
+    def components(self, terms: list[str], passage: Passage) -> dict[str, float]:
+        return self._components(self._weights(terms), passage)
+
+    @staticmethod
+    def _components(weights: dict[str, float], passage: Passage) -> dict[str, float]:
         total = sum(weights.values())
         if not total:
             return dict.fromkeys(WEIGHTS, 0.0)
         tokens = tokenize(passage.text)
-        # Stem each distinct word once; keep only the positions of question terms.
-        matching = {w: s for w in set(tokens) if (s := stem(w)) in weights}
-        positions = [(i, matching[w]) for i, w in enumerate(tokens) if w in matching]
-        title_stems = {stem(w) for w in tokenize(passage.title + " " + passage.heading)}
-        everywhere = set(matching.values()) | title_stems
+        # Only a word that starts like a question stem can stem to it (query.STEM_KEEPS):
+        # that test runs in C over the distinct words, and only those few are stemmed.
+        heads = {key[:STEM_KEEPS] for key in weights}
+        distinct = list(set(tokens))
+        maybe = compress(distinct, map(heads.__contains__, map(_HEAD, distinct)))
+        matching = {w: s for w in maybe if (s := stem(w)) in weights}
+        at = compress(range(len(tokens)), map(matching.__contains__, tokens)) if matching else ()
+        positions = [(i, matching[tokens[i]]) for i in at]
+        title_stems = _title_stems(passage.title + " " + passage.heading)
+        everywhere = title_stems.union(matching.values())
         return {
             "coverage": sum(w for s, w in weights.items() if s in everywhere) / total,
             "lexical": min(1.0, max(0.0, passage.lexical)),
@@ -108,9 +134,10 @@ class LexicalReranker:
         }
 
     def score(self, terms: list[str], passages: list[Passage]) -> list[float]:
+        weights = self._weights(terms)
         out = []
         for passage in passages:
-            parts = self.components(terms, passage)
+            parts = self._components(weights, passage)
             out.append(min(1.0, sum(WEIGHTS[k] * v for k, v in parts.items())))
         return out
 
