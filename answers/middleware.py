@@ -4,10 +4,12 @@ WhiteNoise's own middleware is sync-only; one sync middleware makes Django run
 every async view through async_to_sync, holding a thread for the whole of a
 generation. Static files are answered the same way; everything else is awaited.
 
-django_grip's GripMiddleware (added only when GRIP_URL is set, docs/pushpin.md)
-is a MiddlewareMixin: async-capable, but each of its hooks would run in a worker
-thread through sync_to_async. Its hooks only parse and set headers, so they run
-inline here.
+A MiddlewareMixin (Django's common middleware, django-csp's, django_grip's) is
+async-capable, but under ASGI each of its hooks runs in a worker thread through
+sync_to_async: two thread trips per middleware per request. Those whose hooks
+only read the request and set headers (no database, no network) run them inline
+here instead. (Django's SecurityMiddleware and XFrameOptionsMiddleware would
+qualify, but `check --deploy` looks for them by their own names.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import markcoroutinefunction
+from csp.middleware import CSPMiddleware
 from django.http import HttpRequest, HttpResponseBase
+from django.middleware.common import CommonMiddleware
+from django.utils.deprecation import MiddlewareMixin
 from django_grip import GripMiddleware  # type: ignore[import-untyped]
 from whitenoise.middleware import WhiteNoiseMiddleware
 
@@ -43,13 +48,11 @@ class AsyncWhiteNoiseMiddleware(WhiteNoiseMiddleware):  # type: ignore[misc]
         return passed_on
 
 
-class AsyncGripMiddleware(GripMiddleware):  # type: ignore[misc]
-    """GRIP (Pushpin) headers in and out, without a thread hop per request.
+class InlineHooks(MiddlewareMixin):
+    """Runs a MiddlewareMixin's process_request/process_response inline, on the event loop.
 
-    process_request reads Grip-Sig/Grip-Last (and, for WebSocket-over-HTTP, the
-    body, which the ASGI handler has already read into memory); process_response
-    turns the view's GRIP instructions into Grip-Hold/Grip-Channel/Grip-Link
-    headers. Neither touches the database or the network.
+    Only for middleware whose hooks touch neither the database nor the network
+    (Django would refuse a query here: SynchronousOnlyOperation).
     """
 
     sync_capable = False
@@ -60,11 +63,35 @@ class AsyncGripMiddleware(GripMiddleware):  # type: ignore[misc]
         markcoroutinefunction(self)
 
     async def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        response: HttpResponseBase | None = self.process_request(request)
+        response: HttpResponseBase | None = None
+        if hasattr(self, "process_request"):
+            response = self.process_request(request)
         if response is None:
-            response = await self.get_response(request)
-        result: HttpResponseBase = self.process_response(request, response)
-        return result
+            pending = self.get_response(request)
+            assert not isinstance(pending, HttpResponseBase)  # async_capable only: the chain is async
+            response = await pending
+        if hasattr(self, "process_response"):
+            response = self.process_response(request, response)
+        assert response is not None
+        return response
+
+
+class AsyncCSPMiddleware(InlineHooks, CSPMiddleware):
+    """The Content-Security-Policy header (and the nonce it may carry)."""
+
+
+class AsyncCommonMiddleware(InlineHooks, CommonMiddleware):
+    """Disallowed user agents, APPEND_SLASH / PREPEND_WWW redirects, Content-Length."""
+
+
+class AsyncGripMiddleware(InlineHooks, GripMiddleware):  # type: ignore[misc]
+    """GRIP (Pushpin) headers in and out.
+
+    process_request reads Grip-Sig/Grip-Last (and, for WebSocket-over-HTTP, the
+    body, which the ASGI handler has already read into memory); process_response
+    turns the view's GRIP instructions into Grip-Hold/Grip-Channel/Grip-Link
+    headers.
+    """
 
     async def process_view(
         self, request: HttpRequest, view_func: Any, view_args: Any, view_kwargs: Any

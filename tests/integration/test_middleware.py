@@ -19,3 +19,33 @@ def test_static_files_are_still_served(client):
     response = client.get("/static/answers/answer.js")
     assert response.status_code == 200
     assert b"EventSource" in b"".join(response.streaming_content)
+
+
+async def test_header_only_middleware_runs_on_the_event_loop_and_still_does_its_work(rf):
+    """CSP and common middleware hooks run inline (no worker thread) and keep their effects."""
+    import threading
+
+    from django.http import HttpResponse, HttpResponseNotFound
+
+    from answers.middleware import AsyncCommonMiddleware, AsyncCSPMiddleware
+
+    loop_thread = threading.get_ident()
+    hook_threads: list[int] = []
+
+    class Spy(AsyncCSPMiddleware):
+        def process_response(self, request, response):
+            hook_threads.append(threading.get_ident())
+            return super().process_response(request, response)
+
+    async def view(request):
+        return HttpResponseNotFound() if request.path == "/api/answers" else HttpResponse("hello")
+
+    chain = Spy(AsyncCommonMiddleware(view))
+    ok = await chain(rf.get("/"))
+    redirect = await chain(rf.get("/api/answers"))
+
+    assert hook_threads == [loop_thread, loop_thread]
+    assert "default-src 'self'" in ok["Content-Security-Policy"]
+    assert ok["Content-Length"] == "5"
+    assert redirect.status_code == 301  # APPEND_SLASH: the URL with a slash exists
+    assert redirect["Location"] == "/api/answers/"
