@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
+from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
@@ -60,4 +61,8 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(Error("ANSWERS_PIPELINE_DB_WORKERS must be at least 1.", id="answers.E011"))
     if conf.STREAM_DB_WORKERS < 1:
         errors.append(Error("ANSWERS_STREAM_DB_WORKERS must be at least 1.", id="answers.E010"))
+    if getattr(settings, "DATABASE_POOL_SIZE", 0) < 0:
+        errors.append(Error("DATABASE_POOL_SIZE must be 0 (no pool) or more.", id="answers.E012"))
+    if getattr(settings, "DATABASE_POOL_TIMEOUT", 1) <= 0:
+        errors.append(Error("DATABASE_POOL_TIMEOUT must be a positive number of seconds.", id="answers.E013"))
     return errors
