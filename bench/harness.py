@@ -42,7 +42,8 @@ SERVER_ENV = {
     "ANSWERS_PROVIDER_TIMEOUT": "60",
 }
 # django-eventstream as shipped: its DjangoModelStorage and its own events view (bench/stock_settings.py).
-STOCK_ENV = {"DJANGO_SETTINGS_MODULE": "bench.stock_settings"}
+# django-eventstream as shipped: its storage and view, and a connection per stream (no pool).
+STOCK_ENV = {"DJANGO_SETTINGS_MODULE": "bench.stock_settings", "DATABASE_POOL_SIZE": "0"}
 
 SEED_DOCUMENTS = [
     SeedDocument(
