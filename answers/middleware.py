@@ -8,8 +8,11 @@ A MiddlewareMixin (Django's common middleware, django-csp's, django_grip's) is
 async-capable, but under ASGI each of its hooks runs in a worker thread through
 sync_to_async: two thread trips per middleware per request. Those whose hooks
 only read the request and set headers (no database, no network) run them inline
-here instead. (Django's SecurityMiddleware and XFrameOptionsMiddleware would
-qualify, but `check --deploy` looks for them by their own names.)
+here instead. The session, auth and messages middleware run inline too, except
+for a response that has to save the session or the messages (a worker thread,
+as before). (Django's SecurityMiddleware, XFrameOptionsMiddleware and
+CsrfViewMiddleware stay as they are: `check --deploy` looks for them by their
+own names.)
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import markcoroutinefunction
+from asgiref.sync import markcoroutinefunction, sync_to_async
 from csp.middleware import CSPMiddleware
+from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware
 from django.utils.deprecation import MiddlewareMixin
@@ -51,8 +58,9 @@ class AsyncWhiteNoiseMiddleware(WhiteNoiseMiddleware):  # type: ignore[misc]
 class InlineHooks(MiddlewareMixin):
     """Runs a MiddlewareMixin's process_request/process_response inline, on the event loop.
 
-    Only for middleware whose hooks touch neither the database nor the network
-    (Django would refuse a query here: SynchronousOnlyOperation).
+    Only for hooks that touch neither the database nor the network (Django would
+    refuse a query here: SynchronousOnlyOperation); a subclass whose hook might,
+    for some requests, says so in request_needs_thread / response_needs_thread.
     """
 
     sync_capable = False
@@ -62,16 +70,30 @@ class InlineHooks(MiddlewareMixin):
         super().__init__(get_response)
         markcoroutinefunction(self)
 
+    def request_needs_thread(self, request: HttpRequest) -> bool:
+        """Whether process_request may touch the database for this request (then: a worker thread)."""
+        return False
+
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        """Whether process_response may touch the database for this response (then: a worker thread)."""
+        return False
+
     async def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response: HttpResponseBase | None = None
         if hasattr(self, "process_request"):
-            response = self.process_request(request)
+            if self.request_needs_thread(request):
+                response = await sync_to_async(self.process_request)(request)
+            else:
+                response = self.process_request(request)
         if response is None:
             pending = self.get_response(request)
             assert not isinstance(pending, HttpResponseBase)  # async_capable only: the chain is async
             response = await pending
         if hasattr(self, "process_response"):
-            response = self.process_response(request, response)
+            if self.response_needs_thread(request, response):
+                response = await sync_to_async(self.process_response)(request, response)
+            else:
+                response = self.process_response(request, response)
         assert response is not None
         return response
 
@@ -82,6 +104,26 @@ class AsyncCSPMiddleware(InlineHooks, CSPMiddleware):
 
 class AsyncCommonMiddleware(InlineHooks, CommonMiddleware):
     """Disallowed user agents, APPEND_SLASH / PREPEND_WWW redirects, Content-Length."""
+
+
+class AsyncSessionMiddleware(InlineHooks, SessionMiddleware):
+    """The store is created lazily (no query); only a response that saves it goes to a thread."""
+
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        session = getattr(request, "session", None)
+        return session is not None and bool(session.modified or settings.SESSION_SAVE_EVERY_REQUEST)
+
+
+class AsyncAuthenticationMiddleware(InlineHooks, AuthenticationMiddleware):
+    """request.user and request.auser, both lazy: no query here."""
+
+
+class AsyncMessageMiddleware(InlineHooks, MessageMiddleware):
+    """The storage is created lazily; only a response that stores messages goes to a thread."""
+
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        storage = getattr(request, "_messages", None)
+        return storage is not None and bool(storage.used or storage.added_new)
 
 
 class AsyncGripMiddleware(InlineHooks, GripMiddleware):  # type: ignore[misc]

@@ -83,14 +83,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Middleware whose hooks only handle headers run them inline (answers/middleware.py).
+    # The answers.middleware ones run their hooks on the event loop (no thread trip) when
+    # they cannot touch the database (answers/middleware.py).
     "answers.middleware.AsyncCSPMiddleware",
     "answers.middleware.AsyncWhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "answers.middleware.AsyncSessionMiddleware",
     "answers.middleware.AsyncCommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "answers.middleware.AsyncAuthenticationMiddleware",
+    "answers.middleware.AsyncMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

@@ -49,3 +49,44 @@ async def test_header_only_middleware_runs_on_the_event_loop_and_still_does_its_
     assert ok["Content-Length"] == "5"
     assert redirect.status_code == 301  # APPEND_SLASH: the URL with a slash exists
     assert redirect["Location"] == "/api/answers/"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_session_middleware_saves_in_a_thread_and_otherwise_stays_on_the_event_loop(rf):
+    """A response that must save the session goes to a worker thread; the rest run inline."""
+    import threading
+
+    from django.contrib.sessions.models import Session
+    from django.http import HttpResponse
+
+    from answers.middleware import (
+        AsyncAuthenticationMiddleware,
+        AsyncMessageMiddleware,
+        AsyncSessionMiddleware,
+    )
+
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    class Spy(AsyncSessionMiddleware):
+        def process_response(self, request, response):
+            threads.append(threading.get_ident())
+            return super().process_response(request, response)
+
+    async def view(request):
+        if request.path == "/remember/":
+            await request.session.aset("colour", "blue")
+        user = await request.auser()  # the auth middleware's lazy user still works
+        return HttpResponse(f"anonymous={user.is_anonymous}")
+
+    chain = Spy(AsyncAuthenticationMiddleware(AsyncMessageMiddleware(view)))
+    plain = await chain(rf.get("/"))
+    remembered = await chain(rf.get("/remember/"))
+
+    assert plain.content == b"anonymous=True"
+    assert threads[0] == loop_thread  # nothing to save: inline
+    assert threads[1] != loop_thread  # the session is saved in a worker thread
+    cookie = remembered.cookies[settings.SESSION_COOKIE_NAME].value
+    stored = await Session.objects.aget(session_key=cookie)
+    assert stored.get_decoded() == {"colour": "blue"}
+    assert settings.SESSION_COOKIE_NAME not in plain.cookies

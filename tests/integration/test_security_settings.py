@@ -82,7 +82,9 @@ def test_production_settings_pass_the_deployment_checks_without_a_warning():
     [
         ({"SECURE_SSL_REDIRECT": "false"}, "security.W008"),
         ({"SECURE_HSTS_SECONDS": "0"}, "security.W004"),
-        ({"SESSION_COOKIE_SECURE": "false"}, "security.W012"),
+        # W010 (the sessions app): Django's W011 names only its own SessionMiddleware, and
+        # ours is answers.middleware.AsyncSessionMiddleware.
+        ({"SESSION_COOKIE_SECURE": "false"}, "security.W010"),
         ({"SECRET_KEY": "short"}, "security.W009"),
         ({"DEBUG": "true"}, "security.W018"),
     ],
