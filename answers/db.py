@@ -10,6 +10,7 @@ process (a named gate) and gives the connection back right after.
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,14 +40,20 @@ def semaphore(name: str, size: int) -> asyncio.Semaphore:
     return gate
 
 
-async def run_db(fn: Callable[..., T], *args: Any, gate: str, size: int, **kwargs: Any) -> T:
-    """Run `fn` in a thread once fewer than `size` others hold gate `gate`; release its connection after."""
+def releasing(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn`, giving this thread's database connection back when it returns or raises."""
 
-    def run() -> T:
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> T:
         try:
             return fn(*args, **kwargs)
         finally:
             release_connection()
 
+    return run
+
+
+async def run_db(fn: Callable[..., T], *args: Any, gate: str, size: int, **kwargs: Any) -> T:
+    """Run `fn` in a thread once fewer than `size` others hold gate `gate`; release its connection after."""
     async with semaphore(gate, size):
-        return await sync_to_async(run)()
+        return await sync_to_async(releasing(fn))(*args, **kwargs)

@@ -59,8 +59,8 @@ class InlineHooks(MiddlewareMixin):
     """Runs a MiddlewareMixin's process_request/process_response inline, on the event loop.
 
     Only for hooks that touch neither the database nor the network (Django would
-    refuse a query here: SynchronousOnlyOperation); a subclass whose hook might,
-    for some requests, says so in request_needs_thread / response_needs_thread.
+    refuse a query here: SynchronousOnlyOperation); a subclass whose process_response
+    might, for some responses, says so in response_needs_thread.
     """
 
     sync_capable = False
@@ -70,10 +70,6 @@ class InlineHooks(MiddlewareMixin):
         super().__init__(get_response)
         markcoroutinefunction(self)
 
-    def request_needs_thread(self, request: HttpRequest) -> bool:
-        """Whether process_request may touch the database for this request (then: a worker thread)."""
-        return False
-
     def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
         """Whether process_response may touch the database for this response (then: a worker thread)."""
         return False
@@ -81,10 +77,7 @@ class InlineHooks(MiddlewareMixin):
     async def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response: HttpResponseBase | None = None
         if hasattr(self, "process_request"):
-            if self.request_needs_thread(request):
-                response = await sync_to_async(self.process_request)(request)
-            else:
-                response = self.process_request(request)
+            response = self.process_request(request)
         if response is None:
             pending = self.get_response(request)
             assert not isinstance(pending, HttpResponseBase)  # async_capable only: the chain is async

@@ -234,7 +234,7 @@ async def answer_start(
 
     One trip to a worker thread for all three, which gives its database connection back after.
     """
-    return await sync_to_async(_start)(
+    return await sync_to_async(db.releasing(_start))(
         question=question,
         asker_id=asker_id,
         delivery=delivery,
@@ -255,27 +255,24 @@ def _start(
 ) -> Started:
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    try:
-        retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
-        retrieval_ms = (time.monotonic() - started_at) * 1000
-        prompt = build_prompt(question, retrieval.sources)
-        answer = _answer_create(
-            question=question,
-            asker_id=asker_id,
-            delivery=delivery,
-            provider=provider,
-            prompt=prompt,
-            retrieval=retrieval,
-            min_score=min_score,
-            max_sources=max_sources,
-            retrieval_ms=retrieval_ms,
-            idempotency=idempotency,
-        )
-        publish = delivery == Answer.Delivery.SSE
-        if publish:
-            events.publish_references(answer.id, retrieval.sources)
-    finally:
-        db.release_connection()
+    retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
+    retrieval_ms = (time.monotonic() - started_at) * 1000
+    prompt = build_prompt(question, retrieval.sources)
+    answer = _answer_create(
+        question=question,
+        asker_id=asker_id,
+        delivery=delivery,
+        provider=provider,
+        prompt=prompt,
+        retrieval=retrieval,
+        min_score=min_score,
+        max_sources=max_sources,
+        retrieval_ms=retrieval_ms,
+        idempotency=idempotency,
+    )
+    publish = delivery == Answer.Delivery.SSE
+    if publish:
+        events.publish_references(answer.id, retrieval.sources)
     return Started(answer=answer, prompt=prompt, publish=publish, started_at=started_at)
 
 
