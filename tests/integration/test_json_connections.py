@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser.server import LiveServer, corpus, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
-from tests.integration.test_sse_connections import backend_pids, open_database_connections
+from tests.integration.test_sse_connections import PeakSessions, backend_pids, open_database_connections
 
 ASKS = 30
 
@@ -79,27 +79,17 @@ async def test_with_the_pool_many_asks_share_its_few_sessions(
     pooled: LiveServer, stub: StubOpenAIServer
 ) -> None:
     stub.set_default(Reply(pieces=["Zebras graze [1]", " on grass [2]."], delay_s=1.0))
-    peak = 0
-    sampling = True
-
-    async def sample() -> None:
-        nonlocal peak
-        while sampling:
-            peak = max(peak, await asyncio.to_thread(open_database_connections, pooled))
-            await asyncio.sleep(0.05)
-
-    sampler = asyncio.get_running_loop().create_task(sample())
-    try:
-        async with httpx.AsyncClient(base_url=pooled.url, timeout=60) as client:
-            asks = [{"question": f"What do zebras eat? #{i}"} for i in range(ASKS)]
-            responses = await asyncio.gather(*[client.post("/api/answers/", json=ask) for ask in asks])
-            # The pool's sessions are reused from one request to the next, not opened anew.
-            pids = await asyncio.to_thread(backend_pids, pooled)
-            again = await client.post("/api/answers/", json={"question": "What do zebras eat? again"})
-            pids_after = await asyncio.to_thread(backend_pids, pooled)
-    finally:
-        sampling = False
-        await sampler
+    async with (
+        PeakSessions(pooled, every=0.05) as sessions,
+        httpx.AsyncClient(base_url=pooled.url, timeout=60) as client,
+    ):
+        asks = [{"question": f"What do zebras eat? #{i}"} for i in range(ASKS)]
+        responses = await asyncio.gather(*[client.post("/api/answers/", json=ask) for ask in asks])
+        # The pool's sessions are reused from one request to the next, not opened anew.
+        pids = await asyncio.to_thread(backend_pids, pooled)
+        again = await client.post("/api/answers/", json={"question": "What do zebras eat? again"})
+        pids_after = await asyncio.to_thread(backend_pids, pooled)
+    peak = sessions.peak
 
     assert [r.status_code for r in responses] == [201] * ASKS
     assert {r.json()["text"] for r in responses} == {"Zebras graze [1] on grass [2]."}

@@ -65,6 +65,29 @@ def open_database_connections(live: LiveServer) -> int:
     return len(backend_pids(live))
 
 
+class PeakSessions:
+    """Samples the server's sessions while open (`async with`); `peak` is the most seen."""
+
+    def __init__(self, live: LiveServer, every: float) -> None:
+        self.live, self.every, self.peak = live, every, 0
+        self._sampling = True
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        while self._sampling:
+            self.peak = max(self.peak, await asyncio.to_thread(open_database_connections, self.live))
+            await asyncio.sleep(self.every)
+
+    async def __aenter__(self) -> PeakSessions:
+        self._task = asyncio.get_running_loop().create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._sampling = False
+        if self._task is not None:
+            await self._task
+
+
 def backend_pids(live: LiveServer) -> set[int]:
     """The process ids of the server's sessions on its PostgreSQL database."""
     import psycopg
@@ -147,43 +170,35 @@ async def test_more_streams_than_postgres_max_connections_all_open_and_all_finis
                     done.append(line)
                     return
 
-    peak = 0
-    sampling = True
-
-    async def sample() -> None:
-        nonlocal peak
-        while sampling:
-            peak = max(peak, await asyncio.to_thread(open_database_connections, live))
-            await asyncio.sleep(0.1)
-
     started = time.monotonic()
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(base_url=live.url, timeout=60, limits=limits) as client:
         accepted = await ask(client)
         events_url = httpx.URL(accepted["events_url"]).raw_path.decode()
         before = open_database_connections(live)
-        sampler = asyncio.get_running_loop().create_task(sample())
-        streams = [asyncio.get_running_loop().create_task(follow(client, events_url)) for _ in range(count)]
-        try:
-            async with asyncio.timeout(40):
-                while caught_up < count:
-                    failed = [t for t in streams if t.done()]
-                    if failed:
-                        failed[0].result()  # raises what went wrong
-                        raise AssertionError("a stream ended before the answer was released")
-                    await asyncio.sleep(0.1)
-            opened_in = time.monotonic() - started
-            await asyncio.sleep(0.5)  # all held open, waiting
-            held = open_database_connections(live)
-            release.set()
-            async with asyncio.timeout(40):
-                await asyncio.gather(*streams)
-        finally:
-            release.set()
-            sampling = False
-            for task in streams:
-                task.cancel()
-            await asyncio.gather(*streams, sampler, return_exceptions=True)
+        async with PeakSessions(live, every=0.1) as sessions:
+            loop = asyncio.get_running_loop()
+            streams = [loop.create_task(follow(client, events_url)) for _ in range(count)]
+            try:
+                async with asyncio.timeout(40):
+                    while caught_up < count:
+                        failed = [t for t in streams if t.done()]
+                        if failed:
+                            failed[0].result()  # raises what went wrong
+                            raise AssertionError("a stream ended before the answer was released")
+                        await asyncio.sleep(0.1)
+                opened_in = time.monotonic() - started
+                await asyncio.sleep(0.5)  # all held open, waiting
+                held = open_database_connections(live)
+                release.set()
+                async with asyncio.timeout(40):
+                    await asyncio.gather(*streams)
+            finally:
+                release.set()
+                for task in streams:
+                    task.cancel()
+                await asyncio.gather(*streams, return_exceptions=True)
+    peak = sessions.peak
 
     assert statuses == [200] * count
     assert len(done) == count, f"{len(done)} of {count} streams got `done`"
