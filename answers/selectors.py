@@ -65,11 +65,6 @@ def with_sources() -> Prefetch[Any]:
     return Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
 
 
-def sources_loaded(answer: Answer) -> bool:
-    """Whether `answer` came with its sources (with_sources()): reading them costs no query."""
-    return "sources" in getattr(answer, "_prefetched_objects_cache", {})
-
-
 def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
     """The answer with its sources in retrieval order, whoever asks (callers check access)."""
     return Answer.objects.prefetch_related(with_sources()).filter(id=answer_id).first()

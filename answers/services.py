@@ -101,7 +101,7 @@ async def ask(
     retriever: Retriever | None = None,
     idempotency: Idempotency | None = None,
 ) -> Answer:
-    """Answer a question. JSON: returns the finished (done or failed) answer.
+    """Answer a question. JSON: returns the finished (done or failed) answer, sources loaded.
 
     SSE: returns as soon as the answer and its sources exist and the
     `references` event is published; generation goes on in the background
@@ -183,7 +183,8 @@ async def _wait_finished(answer: Answer) -> Answer:
         else:
             await asyncio.sleep(0.2)
         answer = await sync_to_async(Answer.objects.get)(id=answer.id)
-    return answer
+    # As the JSON path returns an answer: with its sources.
+    return await run_db(selectors.answer_trail_get, answer_id=answer.id) or answer
 
 
 async def wait_for_background() -> None:

@@ -143,14 +143,7 @@ class AnswerAskView(APIView):
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
-        finished = (
-            answer  # as generation stored it, sources included
-            if selectors.sources_loaded(answer)
-            else await services.run_db(selectors.answer_get, answer_id=answer.id, user=user)
-        )
-        return Response(
-            AnswerOutputSerializer(finished).data, status=status.HTTP_201_CREATED, headers=headers
-        )
+        return Response(AnswerOutputSerializer(answer).data, status=status.HTTP_201_CREATED, headers=headers)
 
 
 def _idempotency_key(request: Request) -> str | None:

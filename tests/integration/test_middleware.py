@@ -21,6 +21,18 @@ def test_static_files_are_still_served(client):
     assert b"EventSource" in b"".join(response.streaming_content)
 
 
+def thread_spy(middleware: type, threads: list[int]) -> type:
+    """`middleware` recording the thread each of its process_response calls runs in."""
+    import threading
+
+    class Spy(middleware):  # type: ignore[misc,valid-type]
+        def process_response(self, request, response):
+            threads.append(threading.get_ident())
+            return super().process_response(request, response)
+
+    return Spy
+
+
 async def test_header_only_middleware_runs_on_the_event_loop_and_still_does_its_work(rf):
     """CSP and common middleware hooks run inline (no worker thread) and keep their effects."""
     import threading
@@ -32,10 +44,7 @@ async def test_header_only_middleware_runs_on_the_event_loop_and_still_does_its_
     loop_thread = threading.get_ident()
     hook_threads: list[int] = []
 
-    class Spy(AsyncCSPMiddleware):
-        def process_response(self, request, response):
-            hook_threads.append(threading.get_ident())
-            return super().process_response(request, response)
+    Spy = thread_spy(AsyncCSPMiddleware, hook_threads)
 
     async def view(request):
         return HttpResponseNotFound() if request.path == "/api/answers" else HttpResponse("hello")
@@ -68,10 +77,7 @@ async def test_session_middleware_saves_in_a_thread_and_otherwise_stays_on_the_e
     loop_thread = threading.get_ident()
     threads: list[int] = []
 
-    class Spy(AsyncSessionMiddleware):
-        def process_response(self, request, response):
-            threads.append(threading.get_ident())
-            return super().process_response(request, response)
+    Spy = thread_spy(AsyncSessionMiddleware, threads)
 
     async def view(request):
         if request.path == "/remember/":
