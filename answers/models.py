@@ -97,6 +97,12 @@ class Answer(models.Model):
         default=list, blank=True, help_text="Out-of-range marker members removed, in the order met."
     )
     fallback = models.BooleanField(default=False)
+    markers = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="Every marker's decision, from the raw text to the final one (answers.citations.trail).",
+    )
     truncated = models.BooleanField(default=False)
     error_kind = models.CharField(max_length=32, blank=True)
     error_message = models.TextField(blank=True)
