@@ -8,8 +8,8 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
+from answers.citations.trail import compute_trail
 from answers.models import Answer, AnswerSource
-from answers.trail import compute_trail
 
 SOURCE_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
 

@@ -22,6 +22,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from answers import db, events, selectors
+from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.providers import get_provider
@@ -29,7 +30,6 @@ from answers.providers.base import Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.retrieval import retrieve
 from answers.retrieval.types import Retrieval, RetrievedSource
-from answers.trail import compute_trail
 
 logger = logging.getLogger(__name__)
 

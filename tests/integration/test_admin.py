@@ -10,8 +10,8 @@ from django.contrib.auth.models import Group
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
+from answers.citations.trail import compute_trail
 from answers.models import Answer, AnswerSource, Document, Review
-from answers.trail import compute_trail
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,25 @@
+"""The citation core (CITATIONS.md): pure Python, no Django; the public names live here."""
+
+from __future__ import annotations
+
+from answers.citations.core import (
+    Finalized,
+    Marker,
+    MarkerStream,
+    StripResult,
+    finalize_citations,
+    render_marker,
+    scan_markers,
+    strip_out_of_range_markers,
+)
+
+__all__ = [
+    "Finalized",
+    "Marker",
+    "MarkerStream",
+    "StripResult",
+    "finalize_citations",
+    "render_marker",
+    "scan_markers",
+    "strip_out_of_range_markers",
+]
