@@ -65,38 +65,22 @@ async def ask(
     publisher: Publisher,
     provider: Provider | None = None,
     retriever: Retriever | None = None,
+    idempotency: Idempotency | None = None,
 ) -> Answer:
     """Answer a question. In the request (JSON): the finished (done or failed) answer, sources loaded.
 
     In the background (SSE): the answer as soon as it and its sources exist and
     `references` is published; generation goes on whether or not anyone listens.
-    (answers.pipeline.idempotency.ask_once: the same, once per Idempotency-Key.)
+
+    `idempotency` is stored with the answer: IntegrityError when another request
+    created the answer for that key first (answers.pipeline.idempotency.ask_once replays it).
     """
     provider = provider or get_provider()
-    started = await start(
-        question=question, asker_id=asker_id, publisher=publisher, provider=provider, retriever=retriever
-    )
-    return await finish(started, provider=provider, publisher=publisher)
-
-
-async def start(
-    *,
-    question: str,
-    asker_id: int | None,
-    publisher: Publisher,
-    provider: Provider,
-    retriever: Retriever | None = None,
-    idempotency: Idempotency | None = None,
-) -> Started:
-    """Steps 1-3: retrieve, persist the answer and its sources, publish `references`.
-
-    One trip to a worker thread for all three, which gives its database connection back after.
-    Raises IntegrityError when another request created the answer for `idempotency` first.
-    """
+    # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
     # A burst of questions takes database connections a few at a time, each given back
     # before the provider writes: hundreds in flight never exceed max_connections.
     async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
-        return await sync_to_async(db.releasing(_start))(
+        started = await sync_to_async(db.releasing(_start))(
             question=question,
             asker_id=asker_id,
             publisher=publisher,
@@ -104,6 +88,7 @@ async def start(
             retriever=retriever or retrieve,
             idempotency=idempotency,
         )
+    return await _finish(started, provider=provider, publisher=publisher)
 
 
 def _start(
@@ -115,6 +100,7 @@ def _start(
     retriever: Retriever,
     idempotency: Idempotency | None,
 ) -> Started:
+    """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
     retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
@@ -136,7 +122,7 @@ def _start(
     return Started(answer=answer, prompt=prompt, started_at=started_at)
 
 
-async def finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
+async def _finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
     """Steps 4-7, in the background (the answer as created is returned) or within the caller."""
     generation = generate(started=started, provider=provider, publisher=publisher)
     if publisher.background:

@@ -15,7 +15,6 @@ from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import Publisher
-from answers.providers import get_provider
 from answers.providers.base import Provider
 
 
@@ -61,17 +60,12 @@ async def ask_once(
 
     Without a key, simply flow.ask().
     """
-    if idempotency is None:
-        answer = await flow.ask(
-            question=question, asker_id=asker_id, publisher=publisher, provider=provider, retriever=retriever
-        )
-        return Asked(answer)
-    existing = await sync_to_async(_answer_for_key)(idempotency)
-    if existing is not None:
-        return await _replay(existing, question=question, publisher=publisher)
-    provider = provider or get_provider()
+    if idempotency is not None:
+        existing = await sync_to_async(_answer_for_key)(idempotency)
+        if existing is not None:
+            return await _replay(existing, question=question, publisher=publisher)
     try:
-        started = await flow.start(
+        answer = await flow.ask(
             question=question,
             asker_id=asker_id,
             publisher=publisher,
@@ -81,11 +75,11 @@ async def ask_once(
         )
     except IntegrityError:
         # A concurrent retry with the same key created the answer first.
-        existing = await sync_to_async(_answer_for_key)(idempotency)
+        existing = await sync_to_async(_answer_for_key)(idempotency) if idempotency else None
         if existing is None:
             raise
         return await _replay(existing, question=question, publisher=publisher)
-    return Asked(await flow.finish(started, provider=provider, publisher=publisher))
+    return Asked(answer)
 
 
 def _answer_for_key(idempotency: Idempotency) -> Answer | None:
