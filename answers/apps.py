@@ -5,6 +5,10 @@ from __future__ import annotations
 from django.apps import AppConfig
 from django.core.exceptions import ImproperlyConfigured
 
+from answers import checks  # noqa: F401  (registers the checks)
+from answers.conf import PROVIDERS, conf
+from answers.sse.fanout import install_redis_listener
+
 
 class AnswersConfig(AppConfig):
     name = "answers"
@@ -12,10 +16,6 @@ class AnswersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from answers import checks  # noqa: F401  (registers the checks)
-        from answers.conf import PROVIDERS, conf
-        from answers.fanout import install_redis_listener
-
         install_redis_listener()
 
         # Servers such as daphne run no system checks: fail at startup anyway.

@@ -5,9 +5,12 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+
+from answers.providers.base import ErrorKind as AnswerErrorKind
 
 
 class Document(models.Model):
@@ -61,7 +64,7 @@ class Chunk(models.Model):
 class Answer(models.Model):
     """One question asked and everything that was decided while answering it.
 
-    Append-only: the pipeline (answers.services) is the only writer.
+    Append-only: the pipeline (answers.pipeline) is the only writer.
     """
 
     class Delivery(models.TextChoices):
@@ -73,6 +76,8 @@ class Answer(models.Model):
         STREAMING = "streaming", "Streaming"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+
+    ErrorKind = AnswerErrorKind
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     question = models.TextField()
@@ -104,7 +109,9 @@ class Answer(models.Model):
         help_text="Every marker's decision, from the raw text to the final one (answers.citations.trail).",
     )
     truncated = models.BooleanField(default=False)
-    error_kind = models.CharField(max_length=32, blank=True)
+    error_kind = models.CharField(
+        max_length=32, blank=True
+    )  # an ErrorKind (no choices: admin shows the value)
     error_message = models.TextField(blank=True)
     retrieval_ms = models.FloatField(null=True, blank=True)
     first_piece_ms = models.FloatField(null=True, blank=True)
@@ -140,14 +147,19 @@ class Answer(models.Model):
         return reverse("answers:permalink", kwargs={"answer_id": self.id})
 
 
+class SourceStatus(models.TextChoices):
+    """What finalize decided for a retrieved source (AnswerSource.Status); defined out here for Meta."""
+
+    PENDING = "", "Not finalized"
+    CITED = "cited", "Cited"
+    DROPPED = "dropped", "Dropped"
+    FALLBACK = "fallback", "Fallback"
+
+
 class AnswerSource(models.Model):
     """One retrieved source of an answer: a snapshot, its scores and what finalize decided."""
 
-    class Status(models.TextChoices):
-        PENDING = "", "Not finalized"
-        CITED = "cited", "Cited"
-        DROPPED = "dropped", "Dropped"
-        FALLBACK = "fallback", "Fallback"
+    Status = SourceStatus
 
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sources")
     original_number = models.PositiveIntegerField(help_text="Its number in retrieval order.")
@@ -183,9 +195,9 @@ class AnswerSource(models.Model):
                 name="answersource_final_gte_1",
             ),
             models.CheckConstraint(
-                condition=Q(status="dropped", final_number__isnull=True)
-                | Q(status="")
-                | Q(status__in=["cited", "fallback"], final_number__isnull=False),
+                condition=Q(status=SourceStatus.DROPPED, final_number__isnull=True)
+                | Q(status=SourceStatus.PENDING)
+                | Q(status__in=[SourceStatus.CITED, SourceStatus.FALLBACK], final_number__isnull=False),
                 name="answersource_status_matches_number",
             ),
         ]
@@ -194,15 +206,20 @@ class AnswerSource(models.Model):
         return f"[{self.original_number}] {self.title}"
 
 
+class ReviewVerdict(models.TextChoices):
+    """A reviewer's verdict (Review.Verdict); defined out here for Meta."""
+
+    OK = "ok", "OK"
+    WRONG_CITATION = "wrong_citation", "Wrong citation"
+    MISSING_CITATION = "missing_citation", "Missing citation"
+    UNSUPPORTED_CLAIM = "unsupported_claim", "Unsupported claim"
+    OTHER = "other", "Other"
+
+
 class Review(models.Model):
     """A QA reviewer's verdict on one answer. Several per answer; the trail itself is never edited."""
 
-    class Verdict(models.TextChoices):
-        OK = "ok", "OK"
-        WRONG_CITATION = "wrong_citation", "Wrong citation"
-        MISSING_CITATION = "missing_citation", "Missing citation"
-        UNSUPPORTED_CLAIM = "unsupported_claim", "Unsupported claim"
-        OTHER = "other", "Other"
+    Verdict = ReviewVerdict
 
     # PROTECT: a reviewed answer is part of the audit record; deleting it must be deliberate.
     answer = models.ForeignKey(Answer, on_delete=models.PROTECT, related_name="reviews")
@@ -224,9 +241,7 @@ class Review(models.Model):
         indexes = (models.Index(fields=["answer", "-created_at"], name="review_answer_created"),)
         constraints = (
             models.CheckConstraint(
-                condition=Q(
-                    verdict__in=["ok", "wrong_citation", "missing_citation", "unsupported_claim", "other"]
-                ),
+                condition=Q(verdict__in=ReviewVerdict.values),
                 name="review_verdict_valid",
             ),
         )
@@ -235,14 +250,19 @@ class Review(models.Model):
         return f"{self.get_verdict_display()} on {self.answer_id}"
 
 
+class SourceFlag(models.TextChoices):
+    """A reviewer's remark on a source (ReviewSourceFlag.Flag); defined out here for Meta."""
+
+    DOES_NOT_SUPPORT = "does_not_support", "Cited but does not support the claim"
+    SHOULD_BE_CITED = "should_be_cited", "Should have been cited"
+    IRRELEVANT = "irrelevant", "Irrelevant retrieval"
+    OTHER = "other", "Other"
+
+
 class ReviewSourceFlag(models.Model):
     """A reviewer's remark on one retrieved source of the reviewed answer."""
 
-    class Flag(models.TextChoices):
-        DOES_NOT_SUPPORT = "does_not_support", "Cited but does not support the claim"
-        SHOULD_BE_CITED = "should_be_cited", "Should have been cited"
-        IRRELEVANT = "irrelevant", "Irrelevant retrieval"
-        OTHER = "other", "Other"
+    Flag = SourceFlag
 
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="source_flags")
     source = models.ForeignKey(AnswerSource, on_delete=models.PROTECT, related_name="review_flags")
@@ -254,7 +274,7 @@ class ReviewSourceFlag(models.Model):
         constraints = (
             models.UniqueConstraint(fields=["review", "source", "flag"], name="reviewsourceflag_unique"),
             models.CheckConstraint(
-                condition=Q(flag__in=["does_not_support", "should_be_cited", "irrelevant", "other"]),
+                condition=Q(flag__in=SourceFlag.values),
                 name="reviewsourceflag_flag_valid",
             ),
         )
@@ -263,8 +283,6 @@ class ReviewSourceFlag(models.Model):
         return f"{self.get_flag_display()}: source {self.source_id}"
 
     def clean(self) -> None:
-        from django.core.exceptions import ObjectDoesNotExist, ValidationError
-
         # A cross-table rule a CheckConstraint cannot express.
         try:
             review, source = self.review, self.source

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from answers.models import Answer, AnswerSource
+from answers.rendering import render_answer_html
 from answers.retrieval.types import RetrievedSource
 
 
@@ -94,8 +95,6 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     """
-    from answers.rendering import render_answer_html
-
     references = answer_references(answer)
     return {
         "text": answer.final_text,

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from answers import views
+from answers.sse.views import answer_events
 
 app_name = "answers"
 
@@ -10,5 +11,5 @@ urlpatterns = [
     path("", views.ask_page, name="ask-page"),
     path("ask/", views.ask_submit, name="ask"),
     path("answers/<uuid:answer_id>/", views.answer_permalink, name="permalink"),
-    path("answers/<uuid:answer_id>/events/", views.answer_events, name="events"),
+    path("answers/<uuid:answer_id>/events/", answer_events, name="events"),
 ]

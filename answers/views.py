@@ -1,4 +1,4 @@
-"""Web views: the health probe, the answers' event streams, the ask page, its no-JS path, permalinks."""
+"""Web views: the health probe, the ask page, its no-JS path, permalinks (streams: answers.sse.views)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,18 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBadRequest,
-    HttpResponseBase,
-    HttpResponseRedirect,
-    JsonResponse,
-    StreamingHttpResponse,
-)
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
-from django_eventstream.eventrequest import EventRequest
-from django_eventstream.eventresponse import EventResponse
-from django_eventstream.eventstream import EventPermissionError, get_events
-from django_eventstream.utils import add_default_headers, sse_error_response
-from django_eventstream.views import events as eventstream_events
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
 
-from answers import selectors, services, streams
+from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
-from answers.events import channel_for, events_url
 from answers.forms import AskForm
 from answers.models import Answer
+from answers.pipeline import flow, lifecycle
+from answers.pipeline.publisher import JSON
 from answers.rendering import link_url, render_answer_html, source_anchor
+from answers.sse.channels import events_url
 
 
 def _ping_database() -> None:
@@ -43,7 +29,7 @@ def _ping_database() -> None:
 
 async def healthz(request: HttpRequest) -> JsonResponse:
     """200 once the database answers; 503 with the reason when it does not, or while stopping."""
-    if services.is_shutting_down():
+    if lifecycle.is_shutting_down():
         return JsonResponse({"status": "unavailable", "reason": "the server is stopping"}, status=503)
     try:
         await sync_to_async(_ping_database)()
@@ -53,71 +39,6 @@ async def healthz(request: HttpRequest) -> JsonResponse:
             status=503,
         )
     return JsonResponse({"status": "ok"})
-
-
-async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
-    """SSE stream of one answer. Access is checked here, so a stranger gets a plain 401/403/404.
-
-    Token auth (`Authorization: Token ...`) works as on the API. The stream itself
-    is answers.streams.stream; a request through a GRIP proxy (Pushpin) gets
-    django-eventstream's immediate GRIP response instead.
-    """
-    listener = streams.listen({channel_for(answer_id)})
-    try:
-        opened = await streams.run_db(_open_stream, request, answer_id)
-    except BaseException:
-        streams.unlisten(listener)
-        raise
-    if isinstance(opened, HttpResponseBase):
-        streams.unlisten(listener)
-        return opened
-    event_request, first = opened
-    response = StreamingHttpResponse(
-        streams.stream(event_request, listener, first), content_type="text/event-stream"
-    )
-    add_default_headers(response, request=request)
-    return response
-
-
-def _open_stream(
-    request: HttpRequest, answer_id: uuid.UUID
-) -> tuple[EventRequest, EventResponse | None] | HttpResponseBase:
-    """Authenticate, check access, parse the stream request and read the store once (one connection)."""
-    grip = getattr(request, "grip", None)
-    if grip is not None and grip.proxied and request.GET.get("es-meta"):
-        # Pushpin catching a held stream up: it sends no credentials, only the `es-meta` token
-        # django-eventstream signed (SECRET_KEY) when the stream opened; that names the user,
-        # whose access to the channel django-eventstream checks again.
-        linked: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
-        return linked
-    if request.headers.get("Authorization", "").startswith("Token "):
-        try:
-            authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
-        except AuthenticationFailed as exc:
-            return JsonResponse({"detail": str(exc.detail)}, status=401)
-        if authenticated is not None:
-            request.user = authenticated[0]
-    access = selectors.answer_access(answer_id=answer_id, user=request.user)
-    if access is selectors.Access.SIGN_IN:
-        return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
-    if access is selectors.Access.MISSING:
-        return JsonResponse({"detail": "No answer has this id."}, status=404)
-    channels = [channel_for(answer_id)]
-    if grip is not None and grip.proxied:
-        response: HttpResponseBase = eventstream_events(request, channels=channels)
-        return response
-    try:
-        event_request = EventRequest(request, view_kwargs={"channels": channels})
-    except EventRequest.ResumeNotAllowedError as exc:
-        return HttpResponseBadRequest(f"Invalid request: {exc}.\n")
-    except EventRequest.Error as exc:
-        error: HttpResponseBase = sse_error_response("bad-request", f"Invalid request: {exc}.")
-        return error
-    try:
-        first: EventResponse = get_events(event_request)
-    except EventPermissionError:
-        return event_request, None  # the stream reports it in its own wire format
-    return event_request, first
 
 
 def _page(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
@@ -172,10 +93,10 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_page)(
             request, "answers/ask.html", {"form": form, **_answer_context(None)}, 429
         )
-    answer = await services.ask(
+    answer = await flow.ask(
         question=form.cleaned_data["question"],
         asker_id=user.pk if user.is_authenticated else None,
-        delivery=Answer.Delivery.JSON,
+        publisher=JSON,
     )
     # 303: the browser follows with a GET, so reloading the permalink never asks again.
     response = HttpResponseRedirect(answer.get_absolute_url())

@@ -8,7 +8,7 @@ each demo question (several rounds) we time, in one process per database:
 
 - retrieval alone (`retrieve()`), the provider alone (the extractive answerer
   streaming over the same prompt) — the floor: work the pipeline must do;
-- the whole JSON path (`services.ask()`: retrieve, persist the answer and its
+- the whole JSON path (`answers.pipeline.flow.ask()`: retrieve, persist the answer and its
   sources, stream, strip, finalize, persist the trail).
 
 The ratio whole / (retrieval + provider) is the pipeline's overhead (database
@@ -68,8 +68,9 @@ def setup_django(database_url: str) -> None:
 async def measure(rounds: int) -> dict[str, list[float]]:
     from asgiref.sync import sync_to_async
 
-    from answers import services
     from answers.conf import conf
+    from answers.pipeline import flow
+    from answers.pipeline.publisher import JSON
     from answers.providers import build_prompt, get_provider
     from answers.retrieval import retrieve
 
@@ -90,7 +91,7 @@ async def measure(rounds: int) -> dict[str, list[float]]:
             times["provider"].append(time.perf_counter() - start)
 
             start = time.perf_counter()
-            answer = await services.ask(question=question, asker_id=None, delivery="json", provider=provider)
+            answer = await flow.ask(question=question, asker_id=None, publisher=JSON, provider=provider)
             times["ask"].append(time.perf_counter() - start)
             assert answer.status == "done", answer.error_message
     return times

@@ -10,7 +10,7 @@ from django_eventstream.views import events as eventstream_events
 from rest_framework.authentication import TokenAuthentication
 
 from answers import selectors
-from answers.events import channel_for
+from answers.sse.channels import channel_for
 
 
 def stock_answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:

@@ -265,8 +265,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Server-sent events (django-eventstream): stored events allow replay.
-EVENTSTREAM_STORAGE_CLASS = "answers.events.AnswerEventStorage"
-EVENTSTREAM_CHANNELMANAGER_CLASS = "answers.events.AnswerChannelManager"
+EVENTSTREAM_STORAGE_CLASS = "answers.sse.storage.AnswerEventStorage"
+EVENTSTREAM_CHANNELMANAGER_CLASS = "answers.sse.channels.AnswerChannelManager"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     from urllib.parse import urlparse

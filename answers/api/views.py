@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView as SyncAPIView
 
-from answers import events, selectors, services
+from answers import selectors
 from answers.api.exceptions import (
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
@@ -34,6 +34,10 @@ from answers.api.serializers import (
 )
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.models import Answer
+from answers.pipeline.idempotency import Idempotency, IdempotencyConflict, ask_once
+from answers.pipeline.publisher import JSON
+from answers.sse.channels import events_url
+from answers.sse.publish import SSE
 
 ANSWER_ID = OpenApiParameter(
     "answer_id",
@@ -119,27 +123,30 @@ class AnswerAskView(APIView):
         asker_id = user.pk if user.is_authenticated else None
         key = _idempotency_key(request)
         try:
-            answer = await services.ask(
+            asked = await ask_once(
                 question=data.validated_data["question"],
                 asker_id=asker_id,
-                delivery=Answer.Delivery.SSE if stream else Answer.Delivery.JSON,
-                idempotency=services.Idempotency.for_asker(key, asker_id) if key else None,
+                publisher=SSE if stream else JSON,
+                idempotency=Idempotency.for_asker(key, asker_id) if key else None,
             )
-        except services.IdempotencyConflict as exc:
+        except IdempotencyConflict as exc:
             raise IdempotencyKeyReused(answer_id=exc.answer_id) from None
-        headers = {"Idempotent-Replayed": "true"} if getattr(answer, "replayed", False) else {}
+        answer = asked.answer
+        headers = {"Idempotent-Replayed": "true"} if asked.replayed else {}
         if stream:
             accepted = {
                 "id": answer.id,
                 "status": answer.status,
                 "url": request.build_absolute_uri(f"/api/answers/{answer.id}/"),
-                "events_url": request.build_absolute_uri(events.events_url(answer.id)),
+                "events_url": request.build_absolute_uri(events_url(answer.id)),
             }
             return Response(
                 AskAcceptedSerializer(accepted).data, status=status.HTTP_202_ACCEPTED, headers=headers
             )
         if answer.status == Answer.Status.FAILED:
-            error_class = ProviderTimedOut if answer.error_kind == "timeout" else ProviderFailed
+            error_class = (
+                ProviderTimedOut if answer.error_kind == Answer.ErrorKind.TIMEOUT else ProviderFailed
+            )
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)

@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from django.db.models import TextChoices
 
 if TYPE_CHECKING:
     from answers.providers.prompt import Prompt
 
-ErrorKind = Literal["timeout", "upstream", "bad_response"]
+
+class ErrorKind(TextChoices):
+    """Why an answer failed (Answer.ErrorKind): a provider raises the first three, the pipeline the rest.
+
+    Defined here, not in answers.models, because importing the providers needs no Django settings.
+    """
+
+    TIMEOUT = "timeout", "The provider timed out"
+    UPSTREAM = "upstream", "The provider failed"
+    BAD_RESPONSE = "bad_response", "The provider's response was malformed"
+    INTERNAL = "internal", "Internal error"
+    CANCELLED = "cancelled", "Interrupted (the client went away)"
+    SHUTDOWN = "shutdown", "The server stopped"
+    STORAGE = "storage", "Could not be stored"
+    STALE = "stale", "Its server stopped writing it"
 
 
 class ProviderError(Exception):

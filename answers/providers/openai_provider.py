@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import openai
 
-from answers.providers.base import ProviderError
+from answers.providers.base import ErrorKind, ProviderError
 from answers.providers.prompt import Prompt
 
 if TYPE_CHECKING:
@@ -130,13 +130,13 @@ class OpenAIProvider:
                 break
         if progress.finish_reason is None:
             raise ProviderError(
-                "upstream",
+                ErrorKind.UPSTREAM,
                 "The answer service stopped before finishing its answer.",
                 partial_text=progress.text,
                 truncated=True,
             )
         if not progress.pieces:
-            raise ProviderError("bad_response", "The answer service returned an empty answer.")
+            raise ProviderError(ErrorKind.BAD_RESPONSE, "The answer service returned an empty answer.")
         if progress.finish_reason == "length":
             logger.warning("The answer hit the model's length limit (model %s)", self.model)
 
@@ -182,7 +182,7 @@ class OpenAIProvider:
         choices = getattr(chunk, "choices", None)
         if not isinstance(choices, list):
             raise ProviderError(
-                "bad_response",
+                ErrorKind.BAD_RESPONSE,
                 "The answer service sent a reply that could not be read.",
                 partial_text=progress.text,
             )
@@ -195,7 +195,7 @@ class OpenAIProvider:
             content = getattr(delta, "content", None) if delta is not None else None
             if content is not None and not isinstance(content, str):
                 raise ProviderError(
-                    "bad_response",
+                    ErrorKind.BAD_RESPONSE,
                     "The answer service sent a reply that could not be read.",
                     partial_text=progress.text,
                 )
@@ -213,7 +213,7 @@ class OpenAIProvider:
         if isinstance(exc, TimeoutError | openai.APITimeoutError):
             return (
                 ProviderError(
-                    "timeout",
+                    ErrorKind.TIMEOUT,
                     f"The answer service did not answer within {self.timeout:g} seconds.",
                     partial_text=partial,
                 ),
@@ -232,7 +232,7 @@ class OpenAIProvider:
                 message = f"The answer service does not know the model {self.model!r} or its address (404)."
             else:
                 message = f"The answer service rejected the request ({status})."
-            error = ProviderError("upstream", message, partial_text=partial)
+            error = ProviderError(ErrorKind.UPSTREAM, message, partial_text=partial)
             if status in _RETRYABLE_STATUS or status >= 500:
                 retry_after = _retry_after(exc)
                 if retry_after is not None and retry_after > MAX_RETRY_AFTER_S:
@@ -246,12 +246,12 @@ class OpenAIProvider:
                 if partial
                 else "The answer service could not be reached."
             )
-            return ProviderError("upstream", message, partial_text=partial), 0.0
+            return ProviderError(ErrorKind.UPSTREAM, message, partial_text=partial), 0.0
         if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError | ValueError | TypeError):
             logger.warning("The answer service sent an unreadable reply: %s", type(exc).__name__)
             return (
                 ProviderError(
-                    "bad_response",
+                    ErrorKind.BAD_RESPONSE,
                     "The answer service sent a reply that could not be read.",
                     partial_text=partial,
                 ),
@@ -261,11 +261,11 @@ class OpenAIProvider:
             # An error event inside the stream (`data: {"error": ...}`).
             logger.warning("The answer service reported an error mid-stream (%s)", exc.code or exc.type)
             return ProviderError(
-                "upstream", "The answer service reported an error.", partial_text=partial
+                ErrorKind.UPSTREAM, "The answer service reported an error.", partial_text=partial
             ), None
         logger.exception("Unexpected failure calling the answer service")
         return ProviderError(
-            "upstream", "The answer service call failed unexpectedly.", partial_text=partial
+            ErrorKind.UPSTREAM, "The answer service call failed unexpectedly.", partial_text=partial
         ), None
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection
 
-from answers import services
-from answers.events import AnswerEventStorage, channel_for
 from answers.models import Answer
+from answers.pipeline import flow, lifecycle
+from answers.sse.channels import channel_for
+from answers.sse.publish import SSE
+from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.providers import Reply
 
@@ -123,8 +125,8 @@ async def test_a_fault_on_the_sse_path_publishes_error_after_the_deltas_that_arr
     fault = FAULTS[name]
     await sync_to_async(arrange)(fault)
 
-    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
-    await services.wait_for_background()
+    accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
+    await lifecycle.wait_for_background()
 
     answer = await Answer.objects.aget(id=accepted.id)
     assert answer.status == "failed"

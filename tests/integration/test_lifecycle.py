@@ -11,10 +11,12 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.utils import timezone
 
-from answers import services
-from answers.events import AnswerEventStorage, channel_for
-from answers.lifecycle import ServerLifecycle
 from answers.models import Answer
+from answers.pipeline import flow, lifecycle, store
+from answers.pipeline.lifecycle import ServerLifecycle
+from answers.sse.channels import channel_for
+from answers.sse.publish import SSE
+from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.providers import Reply
 
@@ -62,12 +64,12 @@ async def test_a_long_generation_keeps_beating_and_is_never_reaped(settings, stu
     settings.ANSWERS_STALE_AFTER = 0.6
     stub_openai.set_default(Reply(pieces=["Patience [1]."], delay_s=1.5))
 
-    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+    accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
     reaped = []
     for _ in range(6):
         await asyncio.sleep(0.25)
-        reaped += await sync_to_async(services.answer_reap_stale)()
-    await services.wait_for_background()
+        reaped += await sync_to_async(store.answer_reap_stale)()
+    await lifecycle.wait_for_background()
 
     assert reaped == []
     answer = await Answer.objects.aget(id=accepted.id)
@@ -108,7 +110,7 @@ async def test_lifespan_shutdown_lets_answers_finish_within_the_grace_period(set
     settings.ANSWERS_SHUTDOWN_GRACE = 5
     stub_openai.set_default(Reply(pieces=["Almost ", "there [1]."], delay_s=0.2))
     app = ServerLifecycle(None, reap=False)
-    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+    accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
 
     sent = await _lifespan(app, "startup", "shutdown")
 
@@ -123,7 +125,7 @@ async def test_lifespan_shutdown_fails_what_cannot_finish_and_publishes_error(se
     settings.ANSWERS_SHUTDOWN_GRACE = 0.3
     stub_openai.set_default(Reply(pieces=["Started [1] ", "but never finished"], hang_after=1, hang=30))
     app = ServerLifecycle(None, reap=False)
-    accepted = await services.ask(question=QUESTION, asker_id=None, delivery="sse")
+    accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
     await asyncio.sleep(0.3)  # the first piece arrives
 
     try:
@@ -136,4 +138,4 @@ async def test_lifespan_shutdown_fails_what_cannot_finish_and_publishes_error(se
         assert event == {"type": "error", "detail": answer.error_message}
         assert await Answer.objects.filter(status__in=["pending", "streaming"]).acount() == 0
     finally:
-        services._shutting_down = False
+        lifecycle._shutting_down = False

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from answers import services
 from answers.models import Answer, Document
+from answers.pipeline import flow
 from answers.rendering import link_url, render_answer_html
 from tests.fixtures.answers import ScriptedProvider, fixed_retriever, make_documents, sources_for
 
@@ -103,8 +103,8 @@ def scripted(monkeypatch: pytest.MonkeyPatch, db: None) -> Callable[..., list[Do
 
     def script(pieces: list[str], *, count: int = 3, **provider: Any) -> list[Document]:
         documents = make_documents(count, prefix="Page")
-        monkeypatch.setattr(services, "get_provider", lambda: ScriptedProvider(pieces=pieces, **provider))
-        monkeypatch.setattr(services, "retrieve", fixed_retriever(sources_for(documents)))
+        monkeypatch.setattr(flow, "get_provider", lambda: ScriptedProvider(pieces=pieces, **provider))
+        monkeypatch.setattr(flow, "retrieve", fixed_retriever(sources_for(documents)))
         return documents
 
     return script

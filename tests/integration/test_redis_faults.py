@@ -34,7 +34,7 @@ from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, daphne, run
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
 
-REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.fanout.REDIS_CHANNEL
+REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.sse.fanout.REDIS_CHANNEL
 TIMEOUT_S = 30.0  # generous: 2 cores, other tests running alongside
 CATCH_UP_TIMEOUT_S = 45.0  # a listener backs off up to 5 s between reconnects
 

@@ -9,9 +9,11 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from answers import services
 from answers.models import Answer
+from answers.pipeline import flow, lifecycle, store
+from answers.pipeline.publisher import JSON
 from answers.providers.openai_provider import OpenAIProvider
+from answers.sse.publish import SSE
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.providers import Reply
 
@@ -32,7 +34,7 @@ async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_op
 
     answers = await asyncio.gather(
         *[
-            services.ask(question=f"{QUESTION} #{i} ", asker_id=None, delivery="json", provider=provider)
+            flow.ask(question=f"{QUESTION} #{i} ", asker_id=None, publisher=JSON, provider=provider)
             for i in range(count)
         ]
     )
@@ -52,10 +54,10 @@ async def test_sse_generation_finishes_in_the_background_with_nobody_listening(s
     stub_openai.enqueue(Reply(pieces=["Later [4]", " and [2]."], delay_s=0.05))
     provider = OpenAIProvider(base_url=stub_openai.base_url, api_key="k", model="stub-model", timeout=10)
 
-    answer = await services.ask(question=QUESTION, asker_id=None, delivery="sse", provider=provider)
+    answer = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE, provider=provider)
 
     assert answer.status == "streaming"  # returned before generation ended
-    await services.wait_for_background()
+    await lifecycle.wait_for_background()
     done = await Answer.objects.aget(id=answer.id)
     assert done.status == "done"
     assert done.final_text == "Later [1] and [2]."
@@ -73,7 +75,7 @@ def test_stale_in_flight_answers_are_reaped_as_failed(answer_factory):
         status="streaming", heartbeat_at=timezone.now() - timedelta(minutes=10)
     )
 
-    reaped = services.answer_reap_stale(older_than=timedelta(minutes=5))
+    reaped = store.answer_reap_stale(older_than=timedelta(minutes=5))
 
     assert reaped == [stale.id]
     assert Answer.objects.get(id=stale.id).status == "failed"

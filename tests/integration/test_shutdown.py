@@ -24,7 +24,8 @@ QUESTION = "What do zebras eat on the grass?"
 
 _REPORT = r"""
 import json
-from answers.events import AnswerEventStorage, channel_for
+from answers.sse.channels import channel_for
+from answers.sse.storage import AnswerEventStorage
 from answers.models import Answer
 out = []
 for a in Answer.objects.order_by("created_at"):

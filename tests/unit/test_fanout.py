@@ -1,13 +1,13 @@
 """Live delivery pieces on their own: a stream's live-event checks, the publisher's circuit, the listener.
 
-- answers.streams._live sends each live event once and in order: an event the
+- answers.sse.stream._live sends each live event once and in order: an event the
   client already has is skipped, and a gap (an event this process never saw
   live) ends the live phase so that the stream re-reads the store.
-- answers.fanout.RedisFanout never raises: with Redis unreachable it returns at
+- answers.sse.fanout.RedisFanout never raises: with Redis unreachable it returns at
   once and delivers to this process's listeners; once Redis answers again a
   `resync` message goes out before anything else (and by itself, when no other
   event follows).
-- answers.fanout.ResilientRedisListener resubscribes after Redis restarts and
+- answers.sse.fanout.ResilientRedisListener resubscribes after Redis restarts and
   makes the local streams re-read the store.
 
 Redis here is a private redis-server (tests/fixtures/redis_server.py) this
@@ -27,9 +27,9 @@ import pytest
 from django_eventstream.event import Event
 from django_eventstream.views import Listener, get_listener_manager
 
-from answers import fanout as fanout_module
-from answers.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
-from answers.streams import _live, listen, unlisten
+from answers.sse import fanout as fanout_module
+from answers.sse.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
+from answers.sse.stream import _live, listen, unlisten
 from tests.fixtures.redis_server import PrivateRedis
 
 CHANNEL = "answer-00000000-0000-0000-0000-000000000001"
@@ -57,7 +57,7 @@ async def _next(chunks: AsyncIterator[str], within: float = 2.0) -> str:
     return await asyncio.wait_for(chunks.__anext__(), within)
 
 
-# --- streams._live
+# --- stream._live
 
 
 async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(listener: Listener) -> None:
@@ -125,7 +125,7 @@ async def test_publishing_with_redis_unreachable_returns_at_once_and_delivers_lo
     listener: Listener, caplog: pytest.LogCaptureFixture
 ) -> None:
     publisher = RedisFanout(UNREACHABLE)
-    caplog.set_level(logging.WARNING, logger="answers.fanout")
+    caplog.set_level(logging.WARNING, logger="answers.sse.fanout")
     started = time.monotonic()
     for eid in range(1, 21):
         publisher.publish(_event(eid))

@@ -7,9 +7,11 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from answers import selectors, services
+from answers import selectors
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
+from answers.pipeline import flow
+from answers.pipeline.publisher import JSON
 from answers.providers import get_provider
 from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
@@ -59,9 +61,7 @@ class Command(BaseCommand):
             raise CommandError(f"The answer failed ({answer.error_kind}): {answer.error_message}")
 
     async def _ask(self, question: str, provider: Provider) -> Answer:
-        answer = await services.ask(
-            question=question, asker_id=None, delivery=Answer.Delivery.JSON, provider=provider
-        )
+        answer = await flow.ask(question=question, asker_id=None, publisher=JSON, provider=provider)
         trail = await sync_to_async(selectors.answer_trail_get)(answer_id=answer.id)
         assert trail is not None
         return trail

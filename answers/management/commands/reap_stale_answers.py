@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answers.conf import conf
-from answers.services import answer_reap_stale
+from answers.pipeline.store import answer_reap_stale
 
 
 class Command(BaseCommand):

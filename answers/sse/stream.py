@@ -30,6 +30,7 @@ from django_eventstream.views import Listener, get_listener_manager
 
 from answers import db
 from answers.conf import conf
+from answers.sse.channels import Admitted
 
 KEEPALIVE_SECONDS = 20.0
 # The first chunk is padded so that proxies and old browsers start delivering at once.
@@ -41,6 +42,12 @@ T = TypeVar("T")
 async def run_db(fn: Callable[..., T], *args: Any) -> T:
     """A stream's database work: a few streams at a time, the connection given back after."""
     return await db.run_db(fn, *args, gate="streams", size=conf.STREAM_DB_WORKERS)
+
+
+def read_events(event_request: EventRequest, reader: Admitted) -> EventResponse:
+    """django-eventstream's read of the store after the request's last ids, as an admitted reader."""
+    response: EventResponse = get_events(event_request, user=reader)
+    return response
 
 
 def listen(channels: set[str]) -> Listener:
@@ -57,11 +64,12 @@ def unlisten(listener: Listener) -> None:
 
 
 async def stream(
-    event_request: EventRequest, listener: Listener, first: EventResponse | None = None
+    event_request: EventRequest, listener: Listener, reader: Admitted, first: EventResponse | None = None
 ) -> AsyncIterator[str]:
     """The SSE body: the stored events after the client's last id, then live ones as they come.
 
     `listener` was registered (listen()) before `first`, the first read of the store, if given.
+    `reader` is whom the view admitted: each read of the store passes it, so access is not asked again.
     """
     listener.user_id = event_request.user.pk if event_request.user else "anonymous"
     manager = get_listener_manager()
@@ -69,7 +77,7 @@ async def stream(
         opening = OPENING
         while True:
             try:
-                response = first if first is not None else await run_db(get_events, event_request)
+                response = first if first is not None else await run_db(read_events, event_request, reader)
             except EventPermissionError as exc:
                 yield opening + sse_encode_error("forbidden", str(exc), extra={"channels": exc.channels})
                 return

@@ -29,6 +29,8 @@ import time
 from functools import cache
 from typing import Any
 
+import redis
+import redis.asyncio
 from django.conf import settings
 from django_eventstream.event import Event
 from django_eventstream.views import get_listener_manager
@@ -71,8 +73,6 @@ class RedisFanout:
     """Every process: events go through Redis; this process's listeners directly while it is away."""
 
     def __init__(self, url: str) -> None:
-        import redis
-
         self._errors = (redis.RedisError, OSError)
         self._client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=2)
         self._lock = threading.Lock()
@@ -163,9 +163,6 @@ class ResilientRedisListener:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        import redis
-        import redis.asyncio
-
         # The stock manager starts this with a bare create_task: keep the task referenced.
         self._task = asyncio.current_task()
         delay = 0.1

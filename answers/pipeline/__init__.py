@@ -1,0 +1,1 @@
+"""The answer pipeline: the flow (flow.py), storage (store.py), idempotency, publishers and lifecycle."""

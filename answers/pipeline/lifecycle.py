@@ -1,0 +1,151 @@
+"""The server process's answers in flight, and its start and stop: reap what a dead process left,
+finish what is in flight.
+
+At start, answers abandoned by a process that died (no heartbeat for
+ANSWERS_STALE_AFTER) are failed and their listeners told. At stop (SIGTERM),
+answers in flight get ANSWERS_SHUTDOWN_GRACE seconds to finish; the rest are
+stored as failed with `error` published (shutdown()), so none stays `streaming`.
+
+Servers signal the stop differently: daphne (Twisted) runs "before shutdown"
+triggers and waits for the Deferreds they return; uvicorn and hypercorn send the
+ASGI lifespan `shutdown` message. `ServerLifecycle` handles both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from twisted.internet.defer import Deferred
+
+from answers.conf import conf
+from answers.models import Answer
+from answers.pipeline.store import answer_reap_stale
+
+logger = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+# Every generation in flight in this process, by answer: kept referenced so the event
+# loop cannot drop them, awaited by idempotent retries, finished or failed on shutdown.
+_in_flight: dict[uuid.UUID, asyncio.Task[Answer]] = {}
+_shutting_down = False
+
+
+def track(answer_id: uuid.UUID, task: asyncio.Task[Answer]) -> None:
+    """A generation running in a task of its own, until it ends."""
+    _in_flight[answer_id] = task
+    task.add_done_callback(lambda _: _in_flight.pop(answer_id, None))
+
+
+@contextlib.contextmanager
+def tracking(answer_id: uuid.UUID, task: asyncio.Task[Any]) -> Iterator[None]:
+    """A generation running within `task` (a request's), for the duration of the block."""
+    _in_flight[answer_id] = task
+    try:
+        yield
+    finally:
+        _in_flight.pop(answer_id, None)
+
+
+def in_flight(answer_id: uuid.UUID) -> asyncio.Task[Answer] | None:
+    return _in_flight.get(answer_id)
+
+
+async def wait_for_background() -> None:
+    """Wait for every generation in flight in this process (tests)."""
+    while _in_flight:
+        await asyncio.gather(*list(_in_flight.values()), return_exceptions=True)
+
+
+def is_shutting_down() -> bool:
+    return _shutting_down
+
+
+def begin_shutdown() -> None:
+    """From now on, interrupted answers are failed as `shutdown`, and /healthz says 503."""
+    global _shutting_down
+    _shutting_down = True
+
+
+async def shutdown(*, grace: float) -> list[uuid.UUID]:
+    """Let in-flight answers finish within `grace` seconds, then fail the rest (stored and published).
+
+    Returns the ids of the answers it had to fail.
+    """
+    begin_shutdown()
+    pending = set(_in_flight.values())
+    if pending:
+        logger.info("shutdown: waiting up to %.1f s for %d answer(s) in flight", grace, len(pending))
+        _, pending = await asyncio.wait(pending, timeout=grace)
+    interrupted = [answer_id for answer_id, task in list(_in_flight.items()) if task in pending]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+        logger.warning("shutdown: %d answer(s) did not finish in time and were marked failed", len(pending))
+    return interrupted
+
+
+def reap_on_start() -> list[Any]:
+    """Fail answers a dead process left in flight. Never stops the server from starting."""
+    try:
+        reaped = answer_reap_stale()
+    except Exception:  # a missing table before `migrate`, an unreachable database...
+        logger.warning("reap_stale_answers at server start did not run", exc_info=True)
+        return []
+    if reaped:
+        logger.warning("server start: %d stale answer(s) marked failed", len(reaped))
+    return reaped
+
+
+async def stop() -> None:
+    interrupted = await shutdown(grace=conf.SHUTDOWN_GRACE)
+    if interrupted:
+        logger.warning("server stop: answers failed: %s", ", ".join(str(i) for i in interrupted))
+
+
+def _install_twisted_trigger() -> bool:
+    """Under daphne: wait for in-flight answers before the reactor stops."""
+    # Looked up, not imported: importing twisted.internet.reactor would install a reactor.
+    reactor: Any = sys.modules.get("twisted.internet.reactor")
+    if reactor is None or not hasattr(reactor, "_asyncioEventloop"):
+        return False
+
+    def before_shutdown() -> Deferred[None]:
+        begin_shutdown()  # before daphne cancels the requests in flight (JSON answers)
+        return Deferred.fromFuture(asyncio.ensure_future(stop(), loop=reactor._asyncioEventloop))
+
+    reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
+    return True
+
+
+class ServerLifecycle:
+    """Wraps the ASGI application: lifespan messages here, everything else to Django."""
+
+    def __init__(self, application: Any, *, reap: bool = True) -> None:
+        self.application = application
+        self.twisted = _install_twisted_trigger()
+        if reap:
+            reap_on_start()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.application(scope, receive, send)
+            return
+        while True:
+            message: Message = await receive()
+            if message["type"] == "lifespan.startup":
+                await sync_to_async(reap_on_start)()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return

@@ -1,0 +1,212 @@
+"""Storage of answers: create (with sources), heartbeat, complete (the pair and every outcome), fail, reap."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from answers import selectors
+from answers.citations.trail import compute_trail
+from answers.conf import conf
+from answers.models import Answer, AnswerSource
+from answers.providers.base import ErrorKind, Provider
+from answers.providers.prompt import Prompt
+from answers.retrieval.types import Retrieval, RetrievedSource
+from answers.sse.publish import publish_error
+
+if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports store.py
+    from answers.pipeline.idempotency import Idempotency
+
+# What finalize decides for each source: the names of AnswerSource's fields and of the
+# trail's SourceOutcome alike, copied from one to the other and stored by store_source_outcomes.
+SOURCE_OUTCOME_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
+
+# What completing an answer writes.
+_COMPLETED_FIELDS = [
+    "raw_text",
+    "final_text",
+    "stripped",
+    "fallback",
+    "status",
+    "first_piece_ms",
+    "generation_ms",
+    "total_ms",
+    "finished_at",
+]
+
+STALE_MESSAGE = "The answer was interrupted: the server writing it stopped."
+
+
+def answer_create(
+    *,
+    question: str,
+    asker_id: int | None,
+    delivery: str,
+    provider: Provider,
+    prompt: Prompt,
+    retrieval: Retrieval,
+    min_score: float,
+    max_sources: int,
+    retrieval_ms: float,
+    idempotency: Idempotency | None = None,
+) -> Answer:
+    """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        answer = Answer.objects.create(
+            question=question,
+            asker_id=asker_id,
+            delivery=delivery,
+            status=Answer.Status.STREAMING,
+            provider=provider.name,
+            model=provider.model,
+            prompt_version=prompt.version,
+            min_score=min_score,
+            max_sources=max_sources,
+            retrieval_trace=retrieval.trace,
+            retrieval_ms=retrieval_ms,
+            heartbeat_at=now,
+            idempotency_key=idempotency.key if idempotency else "",
+            idempotency_scope=idempotency.scope if idempotency else "",
+        )
+        AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
+    return answer
+
+
+def _source_row(answer: Answer, source: RetrievedSource) -> AnswerSource:
+    return AnswerSource(
+        answer=answer,
+        original_number=source.number,
+        document_id=source.document_id,
+        title=source.title,
+        url=source.url,
+        excerpt=source.excerpt,
+        lexical_score=source.lexical_score,
+        rerank_score=source.score,
+    )
+
+
+def heartbeat(answer_id: uuid.UUID) -> None:
+    Answer.objects.filter(id=answer_id, status=Answer.Status.STREAMING).update(heartbeat_at=timezone.now())
+
+
+def answer_complete(
+    *,
+    answer_id: uuid.UUID,
+    raw_text: str,
+    first_piece_ms: float | None,
+    generation_ms: float,
+    total_ms: float,
+) -> Answer:
+    """Step 5-6: strip, finalize and persist the pair and every source's outcome at once.
+
+    Returns the answer with its sources loaded (selectors.with_sources()).
+    """
+    with transaction.atomic():
+        locked = Answer.objects.select_for_update().prefetch_related(selectors.with_sources())
+        answer = locked.get(id=answer_id)
+        if answer.status != Answer.Status.STREAMING:
+            return answer  # failed meanwhile (reaped as stale): that verdict was already published
+        sources = {s.original_number: s for s in answer.sources.all()}
+        trail = compute_trail(raw_text, len(sources))
+        answer.raw_text = raw_text
+        answer.final_text = trail.final_text
+        answer.stripped = trail.stripped
+        answer.fallback = trail.fallback
+        answer.status = Answer.Status.DONE
+        answer.first_piece_ms = first_piece_ms
+        answer.generation_ms = generation_ms
+        answer.total_ms = total_ms
+        answer.finished_at = timezone.now()
+        answer.save(update_fields=_COMPLETED_FIELDS)
+        for outcome in trail.sources:
+            source = sources[outcome.original_number]
+            for name in SOURCE_OUTCOME_FIELDS:
+                setattr(source, name, getattr(outcome, name))
+        store_source_outcomes(list(sources.values()))
+    return answer
+
+
+def store_source_outcomes(sources: list[AnswerSource]) -> None:
+    """Each source's SOURCE_OUTCOME_FIELDS, one UPDATE per row sent at once (executemany: one
+    round trip on psycopg).
+
+    bulk_update() would do it in one statement, but building its CASE WHEN
+    expressions cost about a tenth of the server's CPU per answer under load
+    (bench/bench_concurrency.py).
+    """
+    if not sources:
+        return
+    fields = [field for field in AnswerSource._meta.concrete_fields if field.name in SOURCE_OUTCOME_FIELDS]
+    quote = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(  # noqa: S608 (names from the model, values as parameters)
+        quote(AnswerSource._meta.db_table),
+        ", ".join(f"{quote(field.column)} = %s" for field in fields),
+        quote(AnswerSource._meta.pk.column),
+    )
+    rows = [
+        [field.get_db_prep_save(getattr(source, field.attname), connection) for field in fields] + [source.pk]
+        for source in sources
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
+def answer_fail(
+    *,
+    answer_id: uuid.UUID,
+    raw_text: str,
+    kind: ErrorKind,
+    message: str,
+    truncated: bool,
+    first_piece_ms: float | None,
+    generation_ms: float,
+    total_ms: float,
+) -> Answer:
+    """The answer as failed, with the raw text that arrived and why."""
+    Answer.objects.filter(id=answer_id).update(
+        status=Answer.Status.FAILED,
+        raw_text=raw_text,
+        error_kind=kind,
+        error_message=message,
+        truncated=truncated,
+        first_piece_ms=first_piece_ms,
+        generation_ms=generation_ms,
+        total_ms=total_ms,
+        finished_at=timezone.now(),
+    )
+    return Answer.objects.get(id=answer_id)
+
+
+def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]:
+    """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); tell their listeners.
+
+    A live process beats every few seconds (conf.HEARTBEAT_INTERVAL), so only
+    answers whose process died, or whose loop was stuck that long, are reaped.
+    """
+    cutoff = timezone.now() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
+    in_flight = [Answer.Status.PENDING, Answer.Status.STREAMING]
+    stale = list(
+        Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
+        .order_by("created_at")
+        .values_list("id", "delivery")
+    )
+    reaped = []
+    for answer_id, delivery in stale:
+        updated = Answer.objects.filter(id=answer_id, status__in=in_flight, heartbeat_at__lt=cutoff).update(
+            status=Answer.Status.FAILED,
+            error_kind=ErrorKind.STALE,
+            error_message=STALE_MESSAGE,
+            finished_at=timezone.now(),
+        )
+        if not updated:
+            continue  # it finished, or beat, meanwhile
+        reaped.append(answer_id)
+        # The process that ran its publisher is gone: the stored delivery says who listens.
+        if delivery == Answer.Delivery.SSE:
+            publish_error(answer_id, STALE_MESSAGE)
+    return reaped

@@ -1,0 +1,1 @@
+"""Server-sent events: channels and access, event storage, publishing, fanout and the stream view."""

@@ -1,0 +1,153 @@
+"""Publishing an answer's events: stored first, then delivered live; the SSE path's publisher.
+
+Every event is stored (answers.sse.storage) before it is published, so a client
+that connects late replays the channel from its start. Publishing then reaches
+live listeners: through Redis when REDIS_URL is set (every server process), else
+in this process. Redis faults never stop an answer: events are stored anyway,
+this process's listeners get them directly, and other processes' listeners
+re-read the store once Redis is back (answers.sse.fanout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.serializers.json import DjangoJSONEncoder
+from django_eventstream.event import Event
+from django_eventstream.utils import get_storage, publish_event
+
+from answers import selectors
+from answers.models import Answer
+from answers.retrieval.types import RetrievedSource
+from answers.sse.channels import channel_for
+from answers.sse.fanout import fanout
+
+logger = logging.getLogger(__name__)
+
+REFERENCES = "references"
+DELTA = "delta"
+DONE = "done"
+ERROR = "error"
+
+# Deltas are coalesced to one per interval: with `references` and `done`, an answer stores
+# at most 10 events per second of generation (event storage cost; BENCHMARKS.md).
+DELTA_INTERVAL_SECONDS = 0.15
+
+
+def send(channel: str, event_type: str, payload: dict[str, Any]) -> Event:
+    """Store the event, then deliver it live (Redis or this process) and to a GRIP proxy if any.
+
+    Only storing can fail (the database is the record); delivery problems are logged,
+    and clients catch up from the store.
+    """
+    data = json.dumps(payload, cls=DjangoJSONEncoder)
+    event: Event = get_storage().append_event(channel, event_type, data)
+    fanout().publish(event)
+    try:
+        publish_event(channel, event_type, data, str(event.id), str(event.id - 1))
+    except Exception:
+        logger.warning("event %s:%s not published to the GRIP proxy", channel, event.id, exc_info=True)
+    return event
+
+
+def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
+    references = [selectors.reference_payload(s, s.number) for s in sources]
+    send(channel_for(answer_id), REFERENCES, {"references": references})
+
+
+def publish_delta(answer_id: uuid.UUID, text: str) -> None:
+    send(channel_for(answer_id), DELTA, {"text": text})
+
+
+def publish_done(answer: Answer) -> None:
+    send(channel_for(answer.id), DONE, selectors.answer_done_payload(answer=answer))
+
+
+def publish_error(answer_id: uuid.UUID, detail: str) -> None:
+    send(channel_for(answer_id), ERROR, {"detail": detail})
+
+
+class DeltaCoalescer:
+    """Coalesces provider pieces into at most ~10 `delta` events a second.
+
+    The concatenation of the published deltas is exactly the raw text.
+    """
+
+    def __init__(
+        self,
+        answer_id: uuid.UUID,
+        *,
+        interval: float = DELTA_INTERVAL_SECONDS,
+        send: Callable[[uuid.UUID, str], Awaitable[Any]] | None = None,
+    ) -> None:
+        self._answer_id = answer_id
+        self._interval = interval
+        self._send = send or sync_to_async(publish_delta)
+        self._pending: list[str] = []
+        self._sent_chars = 0
+        self._last_sent = 0.0
+        self._timer: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def add(self, piece: str) -> None:
+        self._pending.append(piece)
+        wait = self._last_sent + self._interval - time.monotonic()
+        if wait <= 0:
+            await self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().create_task(self._flush_later(wait))
+
+    async def _flush_later(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self._timer = None
+        await self._flush()
+
+    async def _flush(self) -> None:
+        async with self._lock:
+            if not self._pending:
+                return
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._last_sent = time.monotonic()
+            self._sent_chars += len(text)
+            await self._send(self._answer_id, text)
+
+    async def close(self, final_text: str | None = None) -> None:
+        """Publish whatever is pending; with `final_text`, publish what it adds beyond the sent text."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if final_text is not None:
+            async with self._lock:
+                self._pending = [final_text[self._sent_chars :]] if len(final_text) > self._sent_chars else []
+        await self._flush()
+
+
+class SSEPublisher:
+    """The SSE path (answers.pipeline.publisher.Publisher): every step is an event on the answer's
+    channel, and generation runs in the background, whether or not anyone listens."""
+
+    delivery: str = Answer.Delivery.SSE
+    background: bool = True
+
+    def references(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
+        publish_references(answer_id, sources)
+
+    def deltas(self, answer_id: uuid.UUID) -> DeltaCoalescer:
+        return DeltaCoalescer(answer_id)
+
+    async def done(self, answer: Answer) -> None:
+        await sync_to_async(publish_done)(answer)
+
+    async def error(self, answer_id: uuid.UUID, message: str) -> None:
+        await sync_to_async(publish_error)(answer_id, message)
+
+
+SSE = SSEPublisher()
