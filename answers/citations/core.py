@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, compress
 from operator import sub
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -478,9 +478,38 @@ def _in_range(value: int, count: int) -> bool:
     return 0 < value <= count
 
 
-def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[int]]:
+class StripTrace(Protocol):
+    """What strip tells an observer (the trail) about each pass; strip alone passes none."""
+
+    def full_pass(self, parts: list[str], excluded: set[int], edited: list[str]) -> None:
+        """A pass over the whole text: its _split() parts, and the same parts as the pass left them."""
+
+    def local_pass(self, draft: _Draft, markers: list[tuple[int, int, str]]) -> None:
+        """A pass around the joins: the markers that formed there (start, end in draft.base, text)."""
+
+    def drafted(self, draft: _Draft) -> None:
+        """The local passes on `draft` are over: draft.text() is the next text."""
+
+
+def _strip_pass(
+    text: str, count: int, stripped: list[int], trace: StripTrace | None = None
+) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
     parts, excluded = _split(text)
+    if trace is None:
+        joins = _edit_pass(parts, excluded, count, stripped)
+        return (text, []) if joins is None else ("".join(parts), joins)
+    edited = parts.copy()
+    joins = _edit_pass(edited, excluded, count, stripped)
+    trace.full_pass(parts, excluded, edited)
+    return (text, []) if joins is None else ("".join(edited), joins)
+
+
+def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[int]) -> list[int] | None:
+    """Strip the markers among `parts` in place; returns where each removal joined the text.
+
+    None when no marker changed.
+    """
     # What becomes of a marker depends on its text alone: work it out once per distinct text.
     verdicts = {
         written: verdict
@@ -488,7 +517,7 @@ def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[i
         if (verdict := _verdict(_members(written), count)) is not None
     }
     if not verdicts:
-        return text, []
+        return None
     removed: list[int] = []
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
@@ -508,9 +537,9 @@ def _strip_pass(text: str, count: int, stripped: list[int]) -> tuple[str, list[i
         parts[i] = ""
         removed.append(i)
     if not removed:
-        return "".join(parts), []
+        return []
     ends = list(accumulate(map(len, parts)))
-    return "".join(parts), [ends[i] for i in removed]  # a removed candidate is "": it ends where it joined
+    return [ends[i] for i in removed]  # a removed candidate is "": it ends where it joined
 
 
 def _verdict(members: tuple[int, ...], count: int) -> tuple[str, list[int]] | None:
@@ -572,15 +601,18 @@ class _Draft:
         self._forget_spans(start, end)
         self._renders[start] = (end, replacement)
 
+    def edits(self) -> list[tuple[int, int, str]]:
+        """Each deleted span (as "") and re-rendered marker: (start, end, replacement), in order."""
+        return sorted(
+            [(s, e, "") for s, e in self._dead.items()] + [(s, *r) for s, r in self._renders.items()]
+        )
+
     def text(self) -> str:
         if not self._dead and not self._renders:
             return self.base
-        edits = sorted(
-            [(s, e, "") for s, e in self._dead.items()] + [(s, *r) for s, r in self._renders.items()]
-        )
         out: list[str] = []
         cursor = 0
-        for start, end, replacement in edits:
+        for start, end, replacement in self.edits():
             out += (self.base[cursor:start], replacement)
             cursor = end
         out.append(self.base[cursor:])
@@ -616,7 +648,9 @@ def _changes_code(draft: _Draft, joins: list[int]) -> bool:
     return False
 
 
-def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]) -> list[int]:
+def _local_pass(
+    draft: _Draft, joins: list[int], count: int, stripped: list[int], trace: StripTrace | None = None
+) -> list[int]:
     """The next pass when code boundaries did not move: only markers spanning a join are new.
 
     Every other marker of the text is one the previous pass left, all of whose
@@ -624,7 +658,7 @@ def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]
     """
     base = draft.base
     size = len(base)
-    markers: list[tuple[int, int, tuple[int, ...]]] = []
+    markers: list[tuple[int, int, str]] = []
     seen: set[int] = set()
     for join in joins:
         i = draft.before(join)
@@ -650,10 +684,13 @@ def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]
             and match.end() == len(head) + len(chars)
             and (match[1] is None or _ranges_in_bounds(match[1]))
         ):
-            markers.append((i, k + 1, _members(match.group())))
+            markers.append((i, k + 1, match.group()))
     markers.sort()
+    if trace is not None:
+        trace.local_pass(draft, markers)
     new_joins: list[int] = []
-    for start, end, members in markers:
+    for start, end, written in markers:
+        members = _members(written)
         kept = [v for v in members if _in_range(v, count)]
         if len(kept) == len(members):
             continue
@@ -674,15 +711,20 @@ def _local_pass(draft: _Draft, joins: list[int], count: int, stripped: list[int]
     return new_joins
 
 
-def strip_out_of_range_markers(text: str, source_count: int) -> StripResult:
-    """Remove every marker member that is 0 or above `source_count`, pass after pass, per CITATIONS.md."""
+def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace | None = None) -> StripResult:
+    """Remove every marker member that is 0 or above `source_count`, pass after pass, per CITATIONS.md.
+
+    `trace` (the trail's) hears of every pass and what it found.
+    """
     stripped: list[int] = []
     while True:
-        text, joins = _strip_pass(text, source_count, stripped)
+        text, joins = _strip_pass(text, source_count, stripped, trace)
         draft = _Draft(text)
         while joins and not _changes_code(draft, joins):
-            joins = _local_pass(draft, joins, source_count, stripped)
+            joins = _local_pass(draft, joins, source_count, stripped, trace)
         text = draft.text()
+        if trace is not None:
+            trace.drafted(draft)
         if not joins:
             return StripResult(text, stripped)
 

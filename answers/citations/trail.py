@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
 
-from answers.citations import finalize_citations, scan_markers, strip_out_of_range_markers
+from answers.citations.core import (
+    Marker,
+    _Draft,
+    _members,
+    _verdict,
+    finalize_citations,
+    scan_markers,
+    strip_out_of_range_markers,
+)
 
-CITED = "cited"
-DROPPED = "dropped"
-FALLBACK = "fallback"
+
+class SourceStatus(enum.StrEnum):
+    """What finalize decided for a retrieved source (AnswerSource.Status takes its values from here)."""
+
+    CITED = "cited"
+    DROPPED = "dropped"
+    FALLBACK = "fallback"
+
+
+class MarkerOutcome(enum.StrEnum):
+    """What became of one marker (docs: the per-marker trail record)."""
+
+    KEPT = "kept"  # in the final text with every member (numbers may be renumbered)
+    REWRITTEN = "rewritten"  # in the final text, some members stripped
+    REMOVED = "removed"  # every member stripped: the marker and its blank run deleted
+    UNMARKED = "unmarked"  # survived stripping, but a later removal made it text (link, code, ...)
 
 
 @dataclass(frozen=True)
@@ -17,9 +41,67 @@ class SourceOutcome:
 
     original_number: int
     final_number: int | None
-    status: str  # cited | dropped | fallback
+    status: SourceStatus
     citation_count: int  # markers of the final text that cite it
     first_cited_offset: int | None  # offset in the raw text of its first marker
+
+
+@dataclass(frozen=True)
+class MarkerDecision:
+    """One marker of the raw text, or one that formed in a later strip pass, and what became of it."""
+
+    raw_start: int  # raw positions of its first character and just after its last one
+    raw_end: int
+    written: str  # its text when found
+    pass_number: int  # 1: a marker of the raw text; n > 1: formed by pass n - 1's removals
+    members: tuple[int, ...]  # as written: written order, ranges expanded, repeats removed
+    stripped: tuple[int, ...]  # members removed as out of range, written order
+    outcome: MarkerOutcome
+    final_start: int | None = None  # span in the final text (kept and rewritten only)
+    final_end: int | None = None
+    final: str | None = None  # its canonical text in the final text
+    final_members: tuple[int, ...] = ()  # its members' final numbers, ascending
+    dialect: str | None = None  # the dialect it was normalized from (issue 16)
+
+    @property
+    def renumbered(self) -> bool:
+        """Whether a member that stayed got a new number."""
+        kept = [m for m in self.members if m not in self.stripped]
+        return self.final is not None and sorted(kept) != list(self.final_members)
+
+    def as_json(self) -> dict[str, Any]:
+        """The stored form (Answer.markers holds a list of these)."""
+        return {
+            "raw_start": self.raw_start,
+            "raw_end": self.raw_end,
+            "written": self.written,
+            "pass": self.pass_number,
+            "dialect": self.dialect,
+            "members": list(self.members),
+            "stripped": list(self.stripped),
+            "outcome": self.outcome.value,
+            "final_start": self.final_start,
+            "final_end": self.final_end,
+            "final": self.final,
+            "final_members": list(self.final_members),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MarkerDecision:
+        return cls(
+            raw_start=data["raw_start"],
+            raw_end=data["raw_end"],
+            written=data["written"],
+            pass_number=data["pass"],
+            dialect=data["dialect"],
+            members=tuple(data["members"]),
+            stripped=tuple(data["stripped"]),
+            outcome=MarkerOutcome(data["outcome"]),
+            final_start=data["final_start"],
+            final_end=data["final_end"],
+            final=data["final"],
+            final_members=tuple(data["final_members"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -28,17 +110,26 @@ class Trail:
     stripped: list[int]
     fallback: bool
     sources: list[SourceOutcome]  # in retrieval order, one per retrieved source
+    markers: list[MarkerDecision]  # by raw_start, then pass
+    # (dialect name, the text rewritten or removed) per normalize_markers() rewrite, in the
+    # order met: the record of step 0, which compute_trail does not run yet (issue 16).
+    normalized: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def renumbered(self) -> bool:
         return any(s.final_number not in (None, s.original_number) for s in self.sources)
 
+    def markers_json(self) -> list[dict[str, Any]]:
+        return [marker.as_json() for marker in self.markers]
+
 
 def compute_trail(raw_text: str, source_count: int) -> Trail:
-    """Strip, then finalize, exactly as CITATIONS.md orders; then count and locate citations."""
-    stripped = strip_out_of_range_markers(raw_text, source_count)
+    """Strip, then finalize, exactly as CITATIONS.md orders, recording what each step decided."""
+    recorder = _Recorder(source_count)
+    stripped = strip_out_of_range_markers(raw_text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
     final = finalize_citations(stripped.text, numbers)
+    markers = recorder.decisions(stripped.text, final.text)
 
     first_offset: dict[int, int] = {}
     for marker in scan_markers(raw_text):
@@ -47,27 +138,178 @@ def compute_trail(raw_text: str, source_count: int) -> Trail:
                 first_offset.setdefault(member, marker.start)
 
     counts: dict[int, int] = {}
-    if not final.fallback:
-        for marker in scan_markers(final.text):
-            for member in marker.members:
-                counts[member] = counts.get(member, 0) + 1
+    for decision in markers:
+        for member in decision.final_members:
+            counts[member] = counts.get(member, 0) + 1
 
     outcomes = []
     for original in numbers:
         new = final.mapping.get(original)
         if final.fallback:
-            status = FALLBACK
+            status = SourceStatus.FALLBACK
         elif new is None:
-            status = DROPPED
+            status = SourceStatus.DROPPED
         else:
-            status = CITED
+            status = SourceStatus.CITED
         outcomes.append(
             SourceOutcome(
                 original_number=original,
                 final_number=new,
                 status=status,
                 citation_count=counts.get(new, 0) if new is not None else 0,
-                first_cited_offset=first_offset.get(original) if status == CITED else None,
+                first_cited_offset=first_offset.get(original) if status == SourceStatus.CITED else None,
             )
         )
-    return Trail(final_text=final.text, stripped=stripped.stripped, fallback=final.fallback, sources=outcomes)
+    return Trail(
+        final_text=final.text,
+        stripped=stripped.stripped,
+        fallback=final.fallback,
+        sources=outcomes,
+        markers=markers,
+    )
+
+
+# --- Following strip's passes ------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """A marker as the passes met it, while they run."""
+
+    raw_start: int
+    raw_end: int
+    written: str
+    pass_number: int
+    members: tuple[int, ...]
+    current: str  # its text now
+    stripped: list[int] = field(default_factory=list)
+    removed: bool = False
+    final: Marker | None = None  # the marker it is in the final text
+
+
+class _Recorder:
+    """Hears strip's passes (core.StripTrace) and keeps, per marker, where it came from in the raw text.
+
+    It keeps the raw position of every character of the text the current pass
+    works on (an array, so memory stays proportional to the text); a pass over
+    the whole text rebuilds it once, and local passes read it through their
+    draft, rebuilt once the draft's edits are applied. Every new marker's raw
+    span comes from the raw positions of its first and last characters.
+    """
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._positions: array[int] | None = None  # None: the raw text itself, unchanged
+        self._passes = 0
+        self._found: list[_Found] = []
+        self._live: dict[tuple[int, int], _Found] = {}  # by raw span, every marker not removed
+
+    def _at(self, i: int) -> int:
+        return i if self._positions is None else self._positions[i]
+
+    def _slice(self, start: int, end: int) -> array[int]:
+        if self._positions is None:
+            return array("q", range(start, end))
+        return self._positions[start:end]
+
+    def _rendered(self, start: int, end: int, size: int) -> array[int]:
+        """Positions for a marker re-rendered in place of text[start:end]: it spans their raw span."""
+        return array("q", [self._at(start)] + [self._at(end - 1)] * (size - 1))
+
+    def _meet(self, start: int, end: int, written: str) -> _Found:
+        """The marker at text[start:end] of this pass: one met before if its characters are the same."""
+        span = (self._at(start), self._at(end - 1) + 1)
+        found = self._live.get(span)
+        if found is None or found.current != written:
+            found = _Found(*span, written, self._passes, _members(written), written)
+            self._found.append(found)
+            self._live[span] = found
+        return found
+
+    def _strip(self, found: _Found) -> None:
+        verdict = _verdict(_members(found.current), self._count)
+        if verdict is None:
+            return
+        replacement, dropped = verdict
+        found.stripped += dropped
+        found.current = replacement
+        if not replacement:
+            found.removed = True
+            del self._live[(found.raw_start, found.raw_end)]
+
+    def full_pass(self, parts: list[str], excluded: set[int], edited: list[str]) -> None:
+        self._passes += 1
+        positions = array("q")
+        copied = 0  # the text before this index is in `positions` already
+        start = 0
+        for j, (part, now) in enumerate(zip(parts, edited, strict=True)):
+            end = start + len(part)
+            if j % 2 and j not in excluded:
+                found = self._meet(start, end, part)
+                if now != part:
+                    self._strip(found)
+            if now != part:
+                positions += self._slice(copied, start)
+                if j % 2:
+                    if now:
+                        positions += self._rendered(start, end, len(now))
+                elif now:
+                    # A blank run went from its start or its end.
+                    kept = start if part.startswith(now) else end - len(part.lstrip(" \t"))
+                    positions += self._slice(kept, kept + len(now))
+                copied = end
+            start = end
+        if copied:
+            positions += self._slice(copied, start)
+            self._positions = positions
+
+    def local_pass(self, draft: _Draft, markers: list[tuple[int, int, str]]) -> None:
+        self._passes += 1
+        for start, end, written in markers:
+            self._strip(self._meet(start, end, written))
+
+    def drafted(self, draft: _Draft) -> None:
+        edits = draft.edits()
+        if not edits:
+            return
+        positions = array("q")
+        copied = 0
+        for start, end, replacement in edits:
+            positions += self._slice(copied, start)
+            if replacement:
+                positions += self._rendered(start, end, len(replacement))
+            copied = end
+        positions += self._slice(copied, len(draft.base))
+        self._positions = positions
+
+    def decisions(self, stripped_text: str, final_text: str) -> list[MarkerDecision]:
+        """Every marker's decision, once `stripped_text` is strip's result and `final_text` finalize's."""
+        # Finalize rewrites each marker in place, so the markers of both texts pair up in order.
+        for before, after in zip(scan_markers(stripped_text), scan_markers(final_text), strict=True):
+            self._meet(before.start, before.end, stripped_text[before.start : before.end]).final = after
+        decisions = []
+        for found in self._found:
+            final = found.final
+            if found.removed:
+                outcome = MarkerOutcome.REMOVED
+            elif final is None:
+                outcome = MarkerOutcome.UNMARKED
+            else:
+                outcome = MarkerOutcome.REWRITTEN if found.stripped else MarkerOutcome.KEPT
+            decisions.append(
+                MarkerDecision(
+                    raw_start=found.raw_start,
+                    raw_end=found.raw_end,
+                    written=found.written,
+                    pass_number=found.pass_number,
+                    members=found.members,
+                    stripped=tuple(found.stripped),
+                    outcome=outcome,
+                    final_start=None if final is None else final.start,
+                    final_end=None if final is None else final.end,
+                    final=None if final is None else final_text[final.start : final.end],
+                    final_members=() if final is None else final.members,
+                )
+            )
+        decisions.sort(key=lambda d: (d.raw_start, d.pass_number))
+        return decisions
