@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from django.db.models import Prefetch, QuerySet
 
 from answers.citations.trail import compute_trail
 from answers.models import Answer, AnswerSource
-
-SOURCE_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
+from answers.pipeline.store import SOURCE_OUTCOME_FIELDS
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class AnswerAudit:
 
 
 def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]:
-    """What differs between the stored trail and the one strip + finalize compute from the raw text."""
+    """What differs between the stored trail and the one compute_trail makes again from the raw text."""
     sources = sorted(sources, key=lambda s: s.original_number)
     numbers = [s.original_number for s in sources]
     if numbers != list(range(1, len(sources) + 1)):
@@ -41,9 +41,17 @@ def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]
         differences.append(f"stripped differs: stored {answer.stripped!r}, recomputed {trail.stripped!r}")
     if answer.fallback != trail.fallback:
         differences.append(f"fallback differs: stored {answer.fallback}, recomputed {trail.fallback}")
+    markers = trail.markers_json()
+    if answer.markers != markers:
+        differences.append(
+            f"marker decisions differ: stored {len(answer.markers)}, recomputed {len(markers)}"
+            + ("" if answer.markers else " (none stored: the answer predates the per-marker record)")
+        )
     for stored, expected in zip(sources, trail.sources, strict=True):
-        for field in SOURCE_FIELDS:
+        for field in SOURCE_OUTCOME_FIELDS:
             got, want = getattr(stored, field), getattr(expected, field)
+            if isinstance(want, Enum):
+                want = want.value  # as stored, so the report reads 'fallback', not the enum's repr
             if got != want:
                 differences.append(
                     f"source {stored.original_number}: {field} differs: stored {got!r}, recomputed {want!r}"

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from answers.citations import trail
 from answers.providers.base import ErrorKind as AnswerErrorKind
 
 
@@ -151,9 +152,9 @@ class SourceStatus(models.TextChoices):
     """What finalize decided for a retrieved source (AnswerSource.Status); defined out here for Meta."""
 
     PENDING = "", "Not finalized"
-    CITED = "cited", "Cited"
-    DROPPED = "dropped", "Dropped"
-    FALLBACK = "fallback", "Fallback"
+    CITED = trail.SourceStatus.CITED.value, "Cited"
+    DROPPED = trail.SourceStatus.DROPPED.value, "Dropped"
+    FALLBACK = trail.SourceStatus.FALLBACK.value, "Fallback"
 
 
 class AnswerSource(models.Model):

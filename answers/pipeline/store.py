@@ -31,6 +31,7 @@ _COMPLETED_FIELDS = [
     "final_text",
     "stripped",
     "fallback",
+    "markers",
     "status",
     "first_piece_ms",
     "generation_ms",
@@ -117,6 +118,7 @@ def answer_complete(
         answer.final_text = trail.final_text
         answer.stripped = trail.stripped
         answer.fallback = trail.fallback
+        answer.markers = trail.markers_json()
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms
         answer.generation_ms = generation_ms
