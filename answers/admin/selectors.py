@@ -1,4 +1,9 @@
-"""Read queries behind the QA admin: the annotated answer list, the export, the health figures."""
+"""Read queries behind the QA admin: the answer list and page, the export, the health figures.
+
+"Renumbered" is defined here once (`RENUMBERED`): the list column and filter,
+the health share, the answer page's `old → new` rows and its per-marker
+renumbering all read it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from answers.models import Answer, AnswerSource, Review, ReviewSourceFlag
@@ -25,13 +43,21 @@ def _source_count(**filters: Any) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
+# A source is renumbered when it kept a number in the final text other than its retrieval number;
+# an answer is renumbered when one of its sources is.
+RENUMBERED = Q(final_number__isnull=False) & ~Q(final_number=F("original_number"))
+
+
 def renumbered_expression() -> Exists:
-    """True when some cited source got a number other than its retrieval number."""
-    return Exists(
-        AnswerSource.objects.filter(answer=OuterRef("pk"), final_number__isnull=False).exclude(
-            final_number=F("original_number")
-        )
-    )
+    """True when some source of the answer is renumbered (RENUMBERED)."""
+    return Exists(AnswerSource.objects.filter(RENUMBERED, answer=OuterRef("pk")))
+
+
+def sources_with_renumbered() -> QuerySet[AnswerSource]:
+    """An answer's sources in retrieval order, each with `renumbered` (RENUMBERED) for the page to show."""
+    return AnswerSource.objects.annotate(
+        renumbered=ExpressionWrapper(RENUMBERED, output_field=BooleanField())
+    ).order_by("original_number")
 
 
 def has_dropped_expression() -> Exists:
@@ -58,7 +84,7 @@ def answer_list_annotate(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
 def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
     """An answer's page: its sources in retrieval order and its reviews with their flags."""
     return queryset.prefetch_related(
-        Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number")),
+        Prefetch("sources", queryset=sources_with_renumbered()),
         Prefetch(
             "reviews",
             queryset=Review.objects.select_related("reviewer")
@@ -93,6 +119,7 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
         "final_text": answer.final_text,
         "stripped": list(answer.stripped),
         "fallback": answer.fallback,
+        "markers": list(answer.markers),
         "error_kind": answer.error_kind,
         "error_message": answer.error_message,
         "sources": [
