@@ -8,7 +8,7 @@ renumbering all read it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -235,21 +235,7 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     rows = []
     for c in counts:
         s = by_group.get((c["provider"], c["model"]), {"retrieved": 0, "cited": 0})
-        rows.append(
-            HealthRow(
-                provider=c["provider"],
-                model=c["model"],
-                answers=c["answers"],
-                done=c["done"],
-                failed=c["failed"],
-                with_dropped=c["with_dropped"],
-                renumbered=c["renumbered"],
-                fallback=c["fallback"],
-                with_stripped=c["with_stripped"],
-                retrieved=s["retrieved"],
-                cited=s["cited"],
-            )
-        )
+        rows.append(HealthRow(**{**c, "retrieved": s["retrieved"], "cited": s["cited"]}))
     rows.sort(key=lambda r: (r.provider, r.model))
     return rows
 
@@ -257,16 +243,5 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
 def health_total(rows: Iterable[HealthRow]) -> HealthRow:
     """All providers/models together."""
     rows = list(rows)
-    return HealthRow(
-        provider="All",
-        model="",
-        answers=sum(r.answers for r in rows),
-        done=sum(r.done for r in rows),
-        failed=sum(r.failed for r in rows),
-        with_dropped=sum(r.with_dropped for r in rows),
-        renumbered=sum(r.renumbered for r in rows),
-        fallback=sum(r.fallback for r in rows),
-        with_stripped=sum(r.with_stripped for r in rows),
-        retrieved=sum(r.retrieved for r in rows),
-        cited=sum(r.cited for r in rows),
-    )
+    counts = {f.name: sum(getattr(r, f.name) for r in rows) for f in fields(HealthRow) if f.type == "int"}
+    return HealthRow(provider="All", model="", **counts)

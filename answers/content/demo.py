@@ -10,7 +10,7 @@ from django.db import transaction
 
 from answers.content.ingest import IngestReport, ingest_records
 from answers.content.readers import Record
-from answers.content.storage import build_chunks, content_hash
+from answers.content.storage import build_chunks, document_values
 from answers.content.validation import CleanDocument, clean_document
 from answers.models import Chunk, Document
 from answers.retrieval.chunking import ChunkSpec, chunk_text
@@ -105,18 +105,7 @@ def load_demo_corpus() -> IngestReport:
     prepared = _demo_clean()
     with transaction.atomic():
         documents = Document.objects.bulk_create(
-            [
-                Document(
-                    key=c.key,
-                    title=c.title,
-                    url=c.url,
-                    body=c.body,
-                    doc_type=c.doc_type,
-                    metadata=c.metadata,
-                    content_hash=content_hash(title=c.title, body=c.body),
-                )
-                for c, _ in prepared
-            ]
+            [Document(key=c.key, **document_values(c)) for c, _ in prepared]
         )
         chunks = [
             chunk

@@ -20,6 +20,18 @@ def content_hash(*, title: str, body: str) -> str:
     return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
 
 
+def document_values(clean: CleanDocument) -> dict[str, Any]:
+    """The stored fields of a document besides its key, content hash included."""
+    return {
+        "title": clean.title,
+        "url": clean.url,
+        "body": clean.body,
+        "doc_type": clean.doc_type,
+        "metadata": clean.metadata,
+        "content_hash": content_hash(title=clean.title, body=clean.body),
+    }
+
+
 def build_chunks(document: Document, specs: Iterable[ChunkSpec] | None = None) -> list[Chunk]:
     """The document's chunk rows, from `specs` when already computed (else chunked now)."""
     return [
@@ -57,15 +69,8 @@ def document_upsert(
 
 def document_store(*, clean: CleanDocument) -> tuple[Document, bool, bool]:
     """document_upsert for input already through clean_document (the API shows its warnings)."""
-    digest = content_hash(title=clean.title, body=clean.body)
-    values: dict[str, Any] = {
-        "title": clean.title,
-        "url": clean.url,
-        "body": clean.body,
-        "doc_type": clean.doc_type,
-        "metadata": clean.metadata,
-        "content_hash": digest,
-    }
+    values = document_values(clean)
+    digest = values["content_hash"]
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(key=clean.key).first()
         if document is None:
