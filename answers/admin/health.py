@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django import forms
+from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -14,9 +15,6 @@ from django.utils import timezone
 
 from answers.admin.selectors import HealthRow, citation_health, health_total
 from answers.models import Answer
-
-if TYPE_CHECKING:
-    from django.contrib.admin import ModelAdmin
 
 EMPTY = "—"
 
