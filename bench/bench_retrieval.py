@@ -146,12 +146,12 @@ def _time_queries(questions: list[str]) -> dict[str, float]:
 
 
 def _quality() -> dict[str, dict[str, float]]:
-    from answers import content
+    from answers.content.demo import load_demo_corpus
     from answers.models import Document
     from answers.retrieval.pipeline import retrieve
     from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Reranker
 
-    content.load_demo_corpus()
+    load_demo_corpus()
     by_id = dict(Document.objects.values_list("id", "key"))
     rerankers: dict[str, Reranker] = {
         "default reranker (lexical-v1)": LexicalReranker(),

@@ -227,9 +227,9 @@ ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")
 # Reliability: heartbeats, the reaper, graceful shutdown (README "Production").
 ANSWERS_STALE_AFTER = env_number("ANSWERS_STALE_AFTER", 60.0)
 ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
-# Event streams share this many database connections per process (answers/streams.py).
+# Event streams share this many database connections per process (answers/sse/stream.py).
 ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
-# Pipeline steps that use the database at once, per process (answers/services.py).
+# Pipeline steps that use the database at once, per process (answers/pipeline/).
 ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, int))
 ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")

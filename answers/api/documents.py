@@ -1,6 +1,6 @@
 """Documents API for integrators who push content: create or update by key, read, delete.
 
-Same validation as `manage.py ingest` (answers.content.clean_document). Access
+Same validation as `manage.py ingest` (answers.content.validation.clean_document). Access
 follows Django model permissions: `answers.add_document` to create,
 `answers.change_document` to update an existing key, `answers.view_document`
 to read, `answers.delete_document` to delete (session or token auth).
@@ -20,9 +20,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from answers import content
 from answers.api.schema import SOME_TEXT, errors
 from answers.api.serializers import StrictCharField
+from answers.content.storage import document_delete, document_store
+from answers.content.validation import (
+    KEY_MAX,
+    TITLE_MAX,
+    TYPE_MAX,
+    URL_MAX,
+    CleanDocument,
+    InvalidDocument,
+    clean_document,
+)
 from answers.models import Document
 
 
@@ -46,17 +55,17 @@ def _text_schema(max_length: int | None = None, *, required_text: bool = True) -
     return schema
 
 
-@extend_schema_field(_text_schema(content.KEY_MAX))
+@extend_schema_field(_text_schema(KEY_MAX))
 class _KeyField(StrictCharField):
     pass
 
 
-@extend_schema_field(_text_schema(content.TITLE_MAX))
+@extend_schema_field(_text_schema(TITLE_MAX))
 class _TitleField(StrictCharField):
     pass
 
 
-@extend_schema_field(_text_schema(content.URL_MAX, required_text=False))
+@extend_schema_field(_text_schema(URL_MAX, required_text=False))
 class _UrlField(StrictCharField):
     pass
 
@@ -67,7 +76,7 @@ class _BodyField(StrictCharField):
     pass
 
 
-@extend_schema_field(_text_schema(content.TYPE_MAX, required_text=False))
+@extend_schema_field(_text_schema(TYPE_MAX, required_text=False))
 class _TypeField(StrictCharField):
     pass
 
@@ -82,8 +91,8 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
-            attrs["clean"] = content.clean_document(**attrs)
-        except content.InvalidDocument as exc:
+            attrs["clean"] = clean_document(**attrs)
+        except InvalidDocument as exc:
             raise ValidationError({exc.field: [exc.message]}) from None
         return attrs
 
@@ -132,12 +141,12 @@ class DocumentUpsertView(APIView):
     def post(self, request: Request) -> Response:
         serializer = DocumentInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        clean: content.CleanDocument = serializer.validated_data["clean"]
+        clean: CleanDocument = serializer.validated_data["clean"]
         if Document.objects.filter(key=clean.key).exists() and not request.user.has_perm(
             "answers.change_document"
         ):
             raise PermissionDenied("A document with this key exists; updating it needs change permission.")
-        document, created, changed = content.document_store(clean=clean)
+        document, created, changed = document_store(clean=clean)
         output = _documents().get(pk=document.pk)
         data = {
             **DocumentOutputSerializer(output).data,
@@ -166,5 +175,5 @@ class DocumentDetailView(APIView):
 
     @extend_schema(responses={204: None, **errors(403, 404)})
     def delete(self, request: Request, document_id: int) -> Response:
-        content.document_delete(document=self._get(document_id))
+        document_delete(document=self._get(document_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from answers.content import document_upsert
+from answers.content.storage import document_upsert
 from answers.models import Document
 
 

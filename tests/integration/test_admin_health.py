@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 from django.utils import timezone
 
-from answers.admin_selectors import citation_health, health_total
+from answers.admin.selectors import citation_health, health_total
 from answers.models import Answer
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from answers import content
+from answers.content.storage import document_upsert
+from answers.content.validation import safe_url
 from answers.models import Chunk, Document
 
 pytestmark = pytest.mark.django_db
@@ -81,9 +82,9 @@ def test_changed_file_updates_in_place_and_rebuilds_its_chunks(site: Path) -> No
 
 
 def test_metadata_change_updates_without_rebuilding_chunks(db: None) -> None:
-    document, created, _ = content.document_upsert(key="k", title="T", url="", body="Body text.")
+    document, created, _ = document_upsert(key="k", title="T", url="", body="Body text.")
     chunk_ids = list(document.chunks.values_list("id", flat=True))
-    document, created, changed = content.document_upsert(
+    document, created, changed = document_upsert(
         key="k", title="T", url="https://example.com/t", body="Body text.", metadata={"a": 1}
     )
     assert (created, changed) == (False, True)
@@ -181,7 +182,7 @@ def test_unsafe_url_is_stored_without_link_and_reported(tmp_path: Path) -> None:
     ],
 )
 def test_safe_url_allows_only_http_https_and_site_relative(url: str, safe: bool) -> None:
-    assert (content.safe_url(url) is not None) is safe
+    assert (safe_url(url) is not None) is safe
 
 
 def test_unsupported_named_file_fails(tmp_path: Path) -> None:
@@ -212,7 +213,7 @@ def test_demo_loads_the_python_reference_topics(db: None) -> None:
 
 
 def test_demo_if_empty_skips_a_database_with_documents(db: None) -> None:
-    content.document_upsert(key="mine", title="Mine", url="", body="My own content.")
+    document_upsert(key="mine", title="Mine", url="", body="My own content.")
     out, _, code = run_ingest("--demo", "--if-empty")
     assert code == 0
     assert Document.objects.count() == 1

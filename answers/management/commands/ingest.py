@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
-from answers import content
+from answers.content.demo import demo_records
+from answers.content.ingest import IngestReport, ingest_paths, ingest_records
 from answers.models import Document
 
 
@@ -32,12 +34,12 @@ class Command(BaseCommand):
         paths: list[str] = options["paths"]
         if not paths and not options["demo"]:
             raise CommandError("Give one or more paths, or --demo.")
-        report = content.IngestReport()
+        report = IngestReport()
         if options["demo"]:
             if options["if_empty"] and Document.objects.exists():
                 self.stdout.write("Documents exist already: demo corpus not loaded.")
             else:
-                content.ingest_records(content.demo_records(), report)
+                ingest_records(demo_records(), report)
         if paths:
             report = self._ingest_paths(paths, report)
         for problem in report.warnings:
@@ -48,7 +50,7 @@ class Command(BaseCommand):
         if not report.ok:
             raise CommandError(f"{report.failed} item(s) failed.", returncode=1)
 
-    def _ingest_paths(self, paths: list[str], before: content.IngestReport) -> content.IngestReport:
+    def _ingest_paths(self, paths: list[str], before: IngestReport) -> IngestReport:
         # A progress bar only when a person watches; logs and pipes get the counts only.
         show = bool(getattr(self.stdout, "isatty", lambda: False)()) and sys.stderr.isatty()
         bar: Any = None
@@ -56,8 +58,6 @@ class Command(BaseCommand):
         def on_total(total: int) -> None:
             nonlocal bar
             if show and total > 1:
-                from tqdm import tqdm
-
                 bar = tqdm(total=total, unit="file", file=sys.stderr)
 
         def on_file(path: Path) -> None:
@@ -65,7 +65,7 @@ class Command(BaseCommand):
                 bar.update(1)
 
         try:
-            report = content.ingest_paths(paths, on_file=on_file, on_total=on_total)
+            report = ingest_paths(paths, on_file=on_file, on_total=on_total)
         finally:
             if bar is not None:
                 bar.close()

@@ -1,13 +1,31 @@
-"""Read queries behind the QA admin: the annotated answer list, the export, the health figures."""
+"""Read queries behind the QA admin: the answer list and page, the export, the health figures.
+
+"Renumbered" is defined here once (`RENUMBERED`): the list column and filter,
+the health share, the answer page's `old → new` rows and its per-marker
+renumbering all read it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from answers.models import Answer, AnswerSource, Review, ReviewSourceFlag
@@ -25,13 +43,21 @@ def _source_count(**filters: Any) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
+# A source is renumbered when it kept a number in the final text other than its retrieval number;
+# an answer is renumbered when one of its sources is.
+RENUMBERED = Q(final_number__isnull=False) & ~Q(final_number=F("original_number"))
+
+
 def renumbered_expression() -> Exists:
-    """True when some cited source got a number other than its retrieval number."""
-    return Exists(
-        AnswerSource.objects.filter(answer=OuterRef("pk"), final_number__isnull=False).exclude(
-            final_number=F("original_number")
-        )
-    )
+    """True when some source of the answer is renumbered (RENUMBERED)."""
+    return Exists(AnswerSource.objects.filter(RENUMBERED, answer=OuterRef("pk")))
+
+
+def sources_with_renumbered() -> QuerySet[AnswerSource]:
+    """An answer's sources in retrieval order, each with `renumbered` (RENUMBERED) for the page to show."""
+    return AnswerSource.objects.annotate(
+        renumbered=ExpressionWrapper(RENUMBERED, output_field=BooleanField())
+    ).order_by("original_number")
 
 
 def has_dropped_expression() -> Exists:
@@ -58,7 +84,7 @@ def answer_list_annotate(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
 def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
     """An answer's page: its sources in retrieval order and its reviews with their flags."""
     return queryset.prefetch_related(
-        Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number")),
+        Prefetch("sources", queryset=sources_with_renumbered()),
         Prefetch(
             "reviews",
             queryset=Review.objects.select_related("reviewer")
@@ -93,6 +119,7 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
         "final_text": answer.final_text,
         "stripped": list(answer.stripped),
         "fallback": answer.fallback,
+        "markers": list(answer.markers),
         "error_kind": answer.error_kind,
         "error_message": answer.error_message,
         "sources": [
@@ -208,21 +235,7 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     rows = []
     for c in counts:
         s = by_group.get((c["provider"], c["model"]), {"retrieved": 0, "cited": 0})
-        rows.append(
-            HealthRow(
-                provider=c["provider"],
-                model=c["model"],
-                answers=c["answers"],
-                done=c["done"],
-                failed=c["failed"],
-                with_dropped=c["with_dropped"],
-                renumbered=c["renumbered"],
-                fallback=c["fallback"],
-                with_stripped=c["with_stripped"],
-                retrieved=s["retrieved"],
-                cited=s["cited"],
-            )
-        )
+        rows.append(HealthRow(**{**c, "retrieved": s["retrieved"], "cited": s["cited"]}))
     rows.sort(key=lambda r: (r.provider, r.model))
     return rows
 
@@ -230,16 +243,5 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
 def health_total(rows: Iterable[HealthRow]) -> HealthRow:
     """All providers/models together."""
     rows = list(rows)
-    return HealthRow(
-        provider="All",
-        model="",
-        answers=sum(r.answers for r in rows),
-        done=sum(r.done for r in rows),
-        failed=sum(r.failed for r in rows),
-        with_dropped=sum(r.with_dropped for r in rows),
-        renumbered=sum(r.renumbered for r in rows),
-        fallback=sum(r.fallback for r in rows),
-        with_stripped=sum(r.with_stripped for r in rows),
-        retrieved=sum(r.retrieved for r in rows),
-        cited=sum(r.cited for r in rows),
-    )
+    counts = {f.name: sum(getattr(r, f.name) for r in rows) for f in fields(HealthRow) if f.type == "int"}
+    return HealthRow(provider="All", model="", **counts)

@@ -30,7 +30,6 @@ class ChunkInline(admin.TabularInline):  # type: ignore[type-arg]
         return False
 
 
-@admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("title", "doc_type", "url", "chunk_count", "updated_at")
     list_filter = ("doc_type",)

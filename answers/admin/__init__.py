@@ -1,0 +1,21 @@
+"""The QA admin: every model's admin page is registered here, so Django's autodiscover finds them all.
+
+- `answers`: the answer list and the read-only answer page (its trail panels in `trail`).
+- `reviews`: reviewers' verdicts, the only thing they write.
+- `documents`: the site's content, read-only.
+- `health`: the citation health page (served by the answer admin).
+- `selectors`: the read queries behind these pages; "renumbered" is defined there once.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from answers.admin.answers import AnswerAdmin
+from answers.admin.documents import DocumentAdmin
+from answers.admin.reviews import ReviewAdmin
+from answers.models import Answer, Document, Review
+
+admin.site.register(Answer, AnswerAdmin)
+admin.site.register(Review, ReviewAdmin)
+admin.site.register(Document, DocumentAdmin)

@@ -1,0 +1,333 @@
+"""The answers' admin: the list with its trail columns and filters, and the read-only answer page.
+
+The answer page shows what the pipeline stored (Answer.markers, AnswerSource
+rows) and decides nothing itself; its panels are templates in
+templates/admin/answers/answer/trail/, fed by answers.admin.trail.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import Field, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.urls import URLPattern, path, reverse
+from django.utils.safestring import SafeString
+
+from answers.admin.health import EMPTY, health_view, number
+from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
+from answers.admin.trail import source_rows, trail_panels
+from answers.models import Answer, AnswerSource, Review
+
+if TYPE_CHECKING:
+    # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
+    _AnswerAdminBase = admin.ModelAdmin[Answer]
+else:
+    _AnswerAdminBase = admin.ModelAdmin
+
+PANELS = "admin/answers/answer/trail/"
+TRACE_COLUMNS = ("title", "document_id", "chunk_id", "score", "lexical_score")
+
+
+def _annotation(obj: Answer, name: str) -> Any:
+    return getattr(obj, name)
+
+
+def _sources(answer: Answer) -> list[AnswerSource]:
+    return sorted(answer.sources.all(), key=lambda s: s.original_number)
+
+
+def _panel(name: str, **context: Any) -> SafeString:
+    return render_to_string(PANELS + name, context)
+
+
+# --- List filters -------------------------------------------------------------------------------
+
+
+class _YesNoFilter(admin.SimpleListFilter):
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No")]
+
+
+class HasDroppedFilter(_YesNoFilter):
+    title = "has dropped sources"
+    parameter_name = "dropped"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() == "yes":
+            return queryset.filter(dropped_count__gt=0)
+        if self.value() == "no":
+            return queryset.filter(dropped_count=0)
+        return None
+
+
+class RenumberedFilter(_YesNoFilter):
+    title = "renumbered"
+    parameter_name = "renumbered"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(renumbered=self.value() == "yes")
+        return None
+
+
+class HasStrippedFilter(_YesNoFilter):
+    title = "has stripped markers"
+    parameter_name = "stripped"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() == "yes":
+            return queryset.exclude(stripped=[])
+        if self.value() == "no":
+            return queryset.filter(stripped=[])
+        return None
+
+
+class VerdictFilter(admin.SimpleListFilter):
+    title = "latest review verdict"
+    parameter_name = "verdict"
+    UNREVIEWED = "unreviewed"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [
+            (self.UNREVIEWED, "Unreviewed"),
+            *((str(v), str(label)) for v, label in Review.Verdict.choices),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        value = self.value()
+        if value == self.UNREVIEWED:
+            return queryset.filter(latest_verdict__isnull=True)
+        if value in Review.Verdict.values:
+            return queryset.filter(latest_verdict=value)
+        return None
+
+
+# --- Answers: the audit record, read-only ------------------------------------------------------
+
+
+class AnswerAdmin(_AnswerAdminBase):
+    list_display = (
+        "question_short",
+        "status",
+        "delivery",
+        "provider_model",
+        "cited_retrieved",
+        "dropped",
+        "renumbered",
+        "fallback",
+        "stripped_count",
+        "verdict",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        "delivery",
+        "provider",
+        "model",
+        "fallback",
+        HasDroppedFilter,
+        RenumberedFilter,
+        HasStrippedFilter,
+        VerdictFilter,
+        "created_at",
+    )
+    search_fields = ("question", "raw_text", "final_text")
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    show_full_result_count = False
+    actions = ("export_trails",)
+    change_list_template = "admin/answers/answer/change_list.html"
+    change_form_template = "admin/answers/answer/change_form.html"
+
+    fieldsets_done = (
+        (None, {"fields": ("question", "status", "delivery", "created_at", "finished_at")}),
+        (
+            "Raw text → final text",
+            {
+                "fields": (
+                    "text_comparison",
+                    "marker_decisions",
+                    "renumbering",
+                    "stripped_members",
+                    "fallback",
+                )
+            },
+        ),
+        ("Sources, in retrieval order", {"fields": ("sources_table",)}),
+        ("Retrieval", {"fields": ("retrieval",)}),
+        ("Generation", {"fields": ("provider", "model", "prompt_version", "truncated", "timings")}),
+        ("Reviews", {"fields": ("reviews",)}),
+    )
+    error_fieldset = ("Error", {"fields": ("error_kind", "error_message")})
+
+    # The audit record: nobody adds, changes or deletes it through admin.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Answer | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Answer | None = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Answer | None = None) -> bool:
+        user = request.user
+        return user.is_active and user.has_perms(["answers.view_answer", "answers.view_trail"])
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Answer]:
+        return answer_list_annotate(super().get_queryset(request))
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Answer | None:
+        queryset = answer_detail_queryset(self.get_queryset(request))
+        field = Answer._meta.get_field(from_field) if from_field else Answer._meta.pk
+        if not isinstance(field, Field):
+            return None
+        try:
+            return queryset.get(**{field.name: field.to_python(object_id)})
+        except (Answer.DoesNotExist, ValidationError, ValueError):
+            return None
+
+    def get_fieldsets(self, request: HttpRequest, obj: Answer | None = None) -> Any:
+        fieldsets = list(self.fieldsets_done)
+        if obj is not None and (obj.status == Answer.Status.FAILED or obj.error_kind):
+            fieldsets.insert(1, self.error_fieldset)
+        return fieldsets
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Answer | None = None) -> list[str]:
+        return [name for _, options in self.get_fieldsets(request, obj) for name in options["fields"]]
+
+    def get_urls(self) -> list[URLPattern]:
+        def health(request: HttpRequest) -> HttpResponse:
+            return health_view(request, model_admin=self)
+
+        return [
+            path("health/", self.admin_site.admin_view(health), name="answers_answer_health"),
+            *super().get_urls(),
+        ]
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        extra_context = dict(extra_context or {})
+        if request.user.has_perm("answers.add_review"):
+            extra_context["add_review_url"] = f"{reverse('admin:answers_review_add')}?answer={object_id}"
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # --- list columns
+
+    @admin.display(description="question", ordering="question")
+    def question_short(self, obj: Answer) -> str:
+        return obj.question if len(obj.question) <= 100 else obj.question[:99] + "…"
+
+    @admin.display(description="provider / model", ordering="provider")
+    def provider_model(self, obj: Answer) -> str:
+        return f"{obj.provider} / {obj.model}" if obj.model else obj.provider
+
+    @admin.display(description="cited/retrieved", ordering="cited_count")
+    def cited_retrieved(self, obj: Answer) -> str:
+        return f"{_annotation(obj, 'cited_count')}/{_annotation(obj, 'retrieved_count')}"
+
+    @admin.display(description="dropped", ordering="dropped_count")
+    def dropped(self, obj: Answer) -> int:
+        return int(_annotation(obj, "dropped_count"))
+
+    @admin.display(description="renumbered", boolean=True, ordering="renumbered")
+    def renumbered(self, obj: Answer) -> bool:
+        return bool(_annotation(obj, "renumbered"))
+
+    @admin.display(description="stripped")
+    def stripped_count(self, obj: Answer) -> int:
+        return len(obj.stripped)
+
+    @admin.display(description="review verdict", ordering="latest_verdict")
+    def verdict(self, obj: Answer) -> str:
+        value = _annotation(obj, "latest_verdict")
+        return str(Review.Verdict(value).label) if value in Review.Verdict.values else EMPTY
+
+    # --- the answer's page: panels read from the stored trail
+
+    @admin.display(description="raw text and final text")
+    def text_comparison(self, obj: Answer) -> SafeString:
+        return _panel(
+            "texts.html",
+            panels=trail_panels(obj, _sources(obj)),
+            finalized=obj.status == Answer.Status.DONE,
+            status=obj.status,
+        )
+
+    @admin.display(description="marker decisions")
+    def marker_decisions(self, obj: Answer) -> SafeString:
+        return _panel("decisions.html", panels=trail_panels(obj, _sources(obj)))
+
+    @admin.display(description="renumbering")
+    def renumbering(self, obj: Answer) -> SafeString:
+        return _panel("renumbering.html", rows=source_rows(_sources(obj)), fallback=obj.fallback)
+
+    @admin.display(description="stripped markers")
+    def stripped_members(self, obj: Answer) -> SafeString:
+        return _panel("stripped.html", stripped=list(obj.stripped))
+
+    @admin.display(description="sources")
+    def sources_table(self, obj: Answer) -> SafeString:
+        return _panel("sources.html", rows=source_rows(_sources(obj)))
+
+    @admin.display(description="retrieval trace")
+    def retrieval(self, obj: Answer) -> SafeString:
+        trace = obj.retrieval_trace if isinstance(obj.retrieval_trace, dict) else {}
+        summary = {key: trace.get(key, EMPTY) for key in ("candidates", "backend", "reranker")}
+        summary["query_terms"] = ", ".join(str(t) for t in trace.get("query_terms", []) or []) or EMPTY
+        cuts = [
+            (
+                heading,
+                [
+                    [str(e.get(name, EMPTY)) for name in TRACE_COLUMNS]
+                    for e in trace.get(key, []) or []
+                    if isinstance(e, dict)
+                ],
+            )
+            for key, heading in (
+                ("cut_by_threshold", "Cut by the threshold (score below min score)"),
+                ("cut_by_cap", "Cut by the entity cap (beyond max sources)"),
+            )
+        ]
+        return _panel(
+            "retrieval.html",
+            min_score=str(obj.min_score),
+            max_sources=obj.max_sources,
+            summary={key: str(value) for key, value in summary.items()},
+            cuts=cuts,
+            trace_json=json.dumps(obj.retrieval_trace, indent=2, ensure_ascii=False, default=str),
+        )
+
+    @admin.display(description="timings (ms)")
+    def timings(self, obj: Answer) -> str:
+        return (
+            f"retrieval {number(obj.retrieval_ms)} · first piece {number(obj.first_piece_ms)} · "
+            f"generation {number(obj.generation_ms)} · total {number(obj.total_ms)}"
+        )
+
+    @admin.display(description="reviews")
+    def reviews(self, obj: Answer) -> SafeString:
+        return _panel("reviews.html", reviews=list(obj.reviews.all()))
+
+    # --- export
+
+    @admin.action(description="Export the selected answers' trails (JSON Lines)", permissions=["view"])
+    def export_trails(self, request: HttpRequest, queryset: QuerySet[Answer]) -> HttpResponse:
+        body = "".join(
+            json.dumps(row, ensure_ascii=False) + "\n" for row in answers_export_rows(queryset=queryset)
+        )
+        response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="answer-trails.jsonl"'
+        return response

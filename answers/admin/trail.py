@@ -1,0 +1,196 @@
+"""The answer page's trail panels, read from the stored record: `Answer.markers` and the AnswerSource rows.
+
+Nothing here decides anything about a marker: every outcome, span and final
+number comes from the record the pipeline stored (docs of the record:
+answers.citations.trail.compute_trail). This module only lays it out for the
+templates in templates/admin/answers/answer/trail/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from answers.models import Answer, AnswerSource
+from answers.rendering import link_url
+
+
+class MarkerOutcome(StrEnum):
+    """What became of one marker (the record's `outcome`)."""
+
+    KEPT = "kept"
+    REWRITTEN = "rewritten"
+    REMOVED = "removed"
+    UNMARKED = "unmarked"
+
+
+IN_FINAL_TEXT = frozenset({MarkerOutcome.KEPT, MarkerOutcome.REWRITTEN})
+
+
+@dataclass(frozen=True)
+class MarkerDecision:
+    """One entry of `Answer.markers`, with the raw characters it spans and its sources' renumbering."""
+
+    raw_start: int
+    raw_end: int
+    raw: str  # the raw text it spans, exactly as the model wrote it
+    written: str
+    pass_number: int
+    members: list[int]
+    stripped: list[int]
+    outcome: MarkerOutcome
+    final_start: int | None
+    final_end: int | None
+    final: str | None
+    final_members: list[int]
+    renumbering: list[str]  # "2 → 1" for each member whose source is renumbered
+
+    @property
+    def in_final_text(self) -> bool:
+        return self.outcome in IN_FINAL_TEXT
+
+    @property
+    def removed(self) -> bool:
+        return self.outcome == MarkerOutcome.REMOVED
+
+    @property
+    def unmarked(self) -> bool:
+        return self.outcome == MarkerOutcome.UNMARKED
+
+    @property
+    def formed_later(self) -> bool:
+        return self.pass_number > 1
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One retrieved source on the answer page, with its outcome as the AnswerSource row stores it."""
+
+    source: AnswerSource
+    link: str | None  # the URL when it may become a link
+
+    @property
+    def pending(self) -> bool:
+        return self.source.status == AnswerSource.Status.PENDING
+
+    @property
+    def dropped(self) -> bool:
+        return self.source.status == AnswerSource.Status.DROPPED
+
+    @property
+    def renumbered(self) -> bool:
+        return bool(getattr(self.source, "renumbered", False))
+
+
+def source_rows(sources: Sequence[AnswerSource]) -> list[SourceRow]:
+    return [SourceRow(source=s, link=link_url(s.url)) for s in sources]
+
+
+@dataclass
+class Node:
+    """A piece of the raw or final text: plain text, or a marker with the pieces it spans."""
+
+    text: str = ""
+    decision: MarkerDecision | None = None
+    titles: str = ""  # final text: the sources a marker cites, for its tooltip
+    children: list[Node] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TrailPanels:
+    raw_nodes: list[Node]
+    final_nodes: list[Node]
+    decisions: list[MarkerDecision]
+    record_missing: bool  # a finished answer with citations but no per-marker record (stored before it)
+
+
+def _decision(entry: Mapping[str, Any], raw_text: str, sources: Mapping[int, AnswerSource]) -> MarkerDecision:
+    members = [int(m) for m in entry.get("members", [])]
+    stripped = [int(m) for m in entry.get("stripped", [])]
+    outcome = MarkerOutcome(entry["outcome"])
+    renumbering = []
+    if outcome in IN_FINAL_TEXT:
+        for member in members:
+            source = sources.get(member)
+            if member not in stripped and source is not None and getattr(source, "renumbered", False):
+                renumbering.append(f"{member} → {source.final_number}")
+    return MarkerDecision(
+        raw_start=int(entry["raw_start"]),
+        raw_end=int(entry["raw_end"]),
+        raw=raw_text[int(entry["raw_start"]) : int(entry["raw_end"])],
+        written=str(entry.get("written", "")),
+        pass_number=int(entry.get("pass", 1)),
+        members=members,
+        stripped=stripped,
+        outcome=outcome,
+        final_start=entry.get("final_start"),
+        final_end=entry.get("final_end"),
+        final=entry.get("final"),
+        final_members=[int(m) for m in entry.get("final_members", [])],
+        renumbering=renumbering,
+    )
+
+
+def _nest(text: str, spans: Sequence[tuple[int, int, Node]]) -> list[Node]:
+    """`text` cut into plain pieces and marker nodes; a span inside another becomes its child.
+
+    A later-pass marker spans the earlier markers whose removal formed it
+    (`[2[9]]`), so spans nest. One that crosses another's edge (not produced by
+    strip, but the record is data) stays out of the text and shows in the table only.
+    """
+    root = Node()
+    stack: list[tuple[int, Node]] = [(len(text), root)]
+    cursor = [0]  # position in `text` up to which pieces were emitted
+
+    def close_until(position: int) -> None:
+        while len(stack) > 1 and stack[-1][0] <= position:
+            end, node = stack.pop()
+            if cursor[0] < end:
+                node.children.append(Node(text=text[cursor[0] : end]))
+                cursor[0] = end
+
+    for start, end, node in sorted(spans, key=lambda s: (s[0], -s[1])):
+        close_until(start)
+        if start < cursor[0] or end > stack[-1][0]:
+            continue
+        parent = stack[-1][1]
+        if cursor[0] < start:
+            parent.children.append(Node(text=text[cursor[0] : start]))
+        cursor[0] = start
+        parent.children.append(node)
+        stack.append((end, node))
+    close_until(len(text))
+    if cursor[0] < len(text):
+        root.children.append(Node(text=text[cursor[0] :]))
+    return root.children
+
+
+def trail_panels(answer: Answer, sources: Sequence[AnswerSource]) -> TrailPanels:
+    """The raw text, the final text and the decisions table of one answer, from what it stored."""
+    by_number = {s.original_number: s for s in sources}
+    decisions = [
+        _decision(entry, answer.raw_text, by_number) for entry in answer.markers if isinstance(entry, dict)
+    ]
+    decisions.sort(key=lambda d: (d.raw_start, d.pass_number))
+    raw_nodes = _nest(answer.raw_text, [(d.raw_start, d.raw_end, Node(decision=d)) for d in decisions])
+
+    titles = {s.final_number: s.title for s in sources if s.final_number is not None}
+    final_spans = [
+        (
+            d.final_start,
+            d.final_end,
+            Node(decision=d, titles="; ".join(f"[{m}] {titles.get(m, '?')}" for m in d.final_members)),
+        )
+        for d in decisions
+        if d.final_start is not None and d.final_end is not None
+    ]
+    final_nodes = _nest(answer.final_text, final_spans)
+
+    cited = any(s.status == AnswerSource.Status.CITED for s in sources)
+    # An empty record is also what an answer without markers stores: only cited sources or stripped
+    # members prove that markers were there.
+    marked = cited or bool(answer.stripped)
+    record_missing = answer.status == Answer.Status.DONE and not decisions and marked
+    return TrailPanels(raw_nodes, final_nodes, decisions, record_missing)

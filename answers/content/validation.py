@@ -1,0 +1,95 @@
+"""Document input validation: the one gate both `manage.py ingest` and the documents API pass through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from answers.rendering import link_url
+
+KEY_MAX = 2000
+TITLE_MAX = 500
+URL_MAX = 2000
+TYPE_MAX = 100
+BODY_MAX = 5_000_000
+
+
+class InvalidDocument(ValueError):
+    """Input that cannot become a document; `field` names the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CleanDocument:
+    key: str
+    title: str
+    url: str
+    body: str
+    doc_type: str
+    metadata: dict[str, Any]
+    # Problems that did not stop the document from being stored (e.g. an unsafe URL dropped).
+    warnings: dict[str, str] = field(default_factory=dict)
+
+
+def safe_url(url: str) -> str | None:
+    """The URL to store: "" when none is given, the URL if it may become a link, else None."""
+    url = url.strip()
+    return link_url(url) if url else ""
+
+
+def _text(value: object, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidDocument(name, "must be a string.")
+    # PostgreSQL text cannot hold NUL characters.
+    return value.replace("\x00", "")
+
+
+def clean_document(
+    *,
+    key: object,
+    title: object,
+    url: object = "",
+    body: object,
+    doc_type: object = "",
+    metadata: object = None,
+) -> CleanDocument:
+    """Validate and normalise one document's fields, or raise InvalidDocument naming the field."""
+    key_s = _text(key, "key").strip()
+    if not key_s:
+        raise InvalidDocument("key", "is required (the document's URL or feed id).")
+    if len(key_s) > KEY_MAX:
+        raise InvalidDocument("key", f"is longer than {KEY_MAX} characters.")
+    title_s = " ".join(_text(title, "title").split())
+    if not title_s:
+        raise InvalidDocument("title", "is required.")
+    if len(title_s) > TITLE_MAX:
+        raise InvalidDocument("title", f"is longer than {TITLE_MAX} characters.")
+    body_s = _text(body, "body")
+    if not body_s.strip():
+        raise InvalidDocument("body", "is empty.")
+    if len(body_s) > BODY_MAX:
+        raise InvalidDocument("body", f"is longer than {BODY_MAX} characters.")
+    doc_type_s = _text(doc_type, "doc_type").strip()
+    if len(doc_type_s) > TYPE_MAX:
+        raise InvalidDocument("doc_type", f"is longer than {TYPE_MAX} characters.")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise InvalidDocument("metadata", "must be a JSON object.")
+    url_s = _text(url, "url").strip()
+    warnings: dict[str, str] = {}
+    if len(url_s) > URL_MAX:
+        raise InvalidDocument("url", f"is longer than {URL_MAX} characters.")
+    checked = safe_url(url_s)
+    if checked is None:
+        warnings["url"] = (
+            f"{url_s[:80]!r} is not an http(s) or site-relative URL; the document is stored without a link."
+        )
+        checked = ""
+    return CleanDocument(key_s, title_s, checked, body_s, doc_type_s, metadata, warnings)
