@@ -9,43 +9,22 @@ templates in templates/admin/answers/answer/trail/.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from answers.citations.trail import MarkerDecision, MarkerOutcome
 from answers.models import Answer, AnswerSource
 from answers.rendering import link_url
-
-
-class MarkerOutcome(StrEnum):
-    """What became of one marker (the record's `outcome`)."""
-
-    KEPT = "kept"
-    REWRITTEN = "rewritten"
-    REMOVED = "removed"
-    UNMARKED = "unmarked"
-
 
 IN_FINAL_TEXT = frozenset({MarkerOutcome.KEPT, MarkerOutcome.REWRITTEN})
 
 
 @dataclass(frozen=True)
-class MarkerDecision:
+class ShownDecision(MarkerDecision):
     """One entry of `Answer.markers`, with the raw characters it spans and its sources' renumbering."""
 
-    raw_start: int
-    raw_end: int
-    raw: str  # the raw text it spans, exactly as the model wrote it
-    written: str
-    pass_number: int
-    members: list[int]
-    stripped: list[int]
-    outcome: MarkerOutcome
-    final_start: int | None
-    final_end: int | None
-    final: str | None
-    final_members: list[int]
-    renumbering: list[str]  # "2 → 1" for each member whose source is renumbered
+    raw: str = ""  # the raw text it spans, exactly as the model wrote it
+    renumbering: tuple[str, ...] = ()  # "2 → 1" for each member whose source is renumbered
 
     @property
     def in_final_text(self) -> bool:
@@ -93,7 +72,7 @@ class Node:
     """A piece of the raw or final text: plain text, or a marker with the pieces it spans."""
 
     text: str = ""
-    decision: MarkerDecision | None = None
+    decision: ShownDecision | None = None
     titles: str = ""  # final text: the sources a marker cites, for its tooltip
     children: list[Node] = field(default_factory=list)
 
@@ -102,34 +81,22 @@ class Node:
 class TrailPanels:
     raw_nodes: list[Node]
     final_nodes: list[Node]
-    decisions: list[MarkerDecision]
+    decisions: list[ShownDecision]
     record_missing: bool  # a finished answer with citations but no per-marker record (stored before it)
 
 
-def _decision(entry: Mapping[str, Any], raw_text: str, sources: Mapping[int, AnswerSource]) -> MarkerDecision:
-    members = [int(m) for m in entry.get("members", [])]
-    stripped = [int(m) for m in entry.get("stripped", [])]
-    outcome = MarkerOutcome(entry["outcome"])
+def _decision(entry: dict[str, Any], raw_text: str, sources: Mapping[int, AnswerSource]) -> ShownDecision:
+    stored = MarkerDecision.from_json(entry)
     renumbering = []
-    if outcome in IN_FINAL_TEXT:
-        for member in members:
+    if stored.outcome in IN_FINAL_TEXT:
+        for member in stored.members:
             source = sources.get(member)
-            if member not in stripped and source is not None and getattr(source, "renumbered", False):
+            if member not in stored.stripped and source is not None and getattr(source, "renumbered", False):
                 renumbering.append(f"{member} → {source.final_number}")
-    return MarkerDecision(
-        raw_start=int(entry["raw_start"]),
-        raw_end=int(entry["raw_end"]),
-        raw=raw_text[int(entry["raw_start"]) : int(entry["raw_end"])],
-        written=str(entry.get("written", "")),
-        pass_number=int(entry.get("pass", 1)),
-        members=members,
-        stripped=stripped,
-        outcome=outcome,
-        final_start=entry.get("final_start"),
-        final_end=entry.get("final_end"),
-        final=entry.get("final"),
-        final_members=[int(m) for m in entry.get("final_members", [])],
-        renumbering=renumbering,
+    return ShownDecision(
+        **{f.name: getattr(stored, f.name) for f in fields(MarkerDecision)},
+        raw=raw_text[stored.raw_start : stored.raw_end],
+        renumbering=tuple(renumbering),
     )
 
 

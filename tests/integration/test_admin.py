@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from answers.citations.trail import compute_trail
 from answers.models import Answer, AnswerSource, Document, Review
-from tests.fixtures.markers import KEPT, REMOVED, marker, store_markers
 
 pytestmark = pytest.mark.django_db
 
@@ -195,15 +194,6 @@ def test_answer_list_query_count_does_not_grow_with_the_answers(
 
 def test_answer_page_shows_the_whole_trail(admin_client, answer_factory):
     answer = answer_factory(text="A [3] then [1] and [9].", source_count=4, question="Where is it?")
-    # Until the pipeline stores compute_trail's per-marker record (issue 15, item 1), write the one it will.
-    store_markers(
-        answer,
-        [
-            marker((2, 5), "[3]", [3], KEPT, final="[1]", final_start=2, final_members=[1]),
-            marker((11, 14), "[1]", [1], KEPT, final="[2]", final_start=11, final_members=[2]),
-            marker((19, 22), "[9]", [9], REMOVED, stripped=[9]),
-        ],
-    )
     response = admin_client.get(change_url(answer))
     assert response.status_code == 200
     html = response.content.decode()
