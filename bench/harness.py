@@ -27,7 +27,7 @@ ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.browser.server import LiveServer, SeedDocument, running_server  # noqa: E402
+from tests.fixtures.live_server import LiveServer, SeedDocument, running_server  # noqa: E402
 
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_BENCH_URL = "redis://127.0.0.1:6379/14"

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, daphne, running_server
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
 
@@ -61,30 +61,10 @@ class Servers:
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def private_redis() -> Iterator[PrivateRedis]:
-    with PrivateRedis() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def servers(stub: StubOpenAIServer, private_redis: PrivateRedis) -> Iterator[Servers]:
-    with (
-        running_server(
-            openai_base_url=stub.base_url,
-            documents=corpus(),
-            extra_env={"REDIS_URL": private_redis.url, "ANSWERS_PROVIDER_TIMEOUT": "60"},
-        ) as a,
-        daphne(a.env, a.log_path.with_name("second.log")) as (b_url, b_pid),
-    ):
-        yield Servers(
-            a=a, b_url=b_url, b_pid=b_pid, b_log=a.log_path.with_name("second.log"), redis=private_redis
-        )
+    env = {"REDIS_URL": private_redis.url, "ANSWERS_PROVIDER_TIMEOUT": "60"}
+    with two_processes(stub, env) as (a, b):
+        yield Servers(a=a, b_url=b.url, b_pid=b.pid, b_log=b.log_path, redis=private_redis)
 
 
 @pytest.fixture
