@@ -33,6 +33,7 @@ import pytest
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
+from tests.fixtures.sse_client import sse_messages
 
 REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.fanout.REDIS_CHANNEL
 TIMEOUT_S = 30.0  # generous: 2 cores, other tests running alongside
@@ -165,20 +166,10 @@ class SSEReader:
         path = httpx.URL(self.url).raw_path.decode()
         async with self.client.stream("GET", path, timeout=httpx.Timeout(TIMEOUT_S, read=None)) as response:
             self.status = response.status_code
-            fields: dict[str, str] = {}
-            async for line in response.aiter_lines():
-                if line:
-                    if not line.startswith(":"):
-                        name, _, value = line.partition(":")
-                        value = value.removeprefix(" ")
-                        fields[name] = f"{fields[name]}\n{value}" if name in fields else value
-                    continue
-                if not fields:
-                    continue  # a block of comments only (the opening padding)
+            async for fields in sse_messages(response.aiter_lines()):
                 kind = fields.get("event", "message")
                 raw_id = fields.get("id")
                 raw = fields.get("data", "")
-                fields = {}
                 if kind in ("stream-open", "keep-alive"):
                     continue
                 event_id = int(raw_id.rsplit(":", 1)[1]) if raw_id else None
