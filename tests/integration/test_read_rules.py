@@ -1,6 +1,6 @@
 """Who may read an answer, on every way in: one table over a real daphne server.
 
-API.md: an answer asked by a signed-in user is for that user and staff only; an
+docs/api.md: an answer asked by a signed-in user is for that user and staff only; an
 answer asked anonymously is for whoever holds its URL. The trail is for staff
 (and QA reviewers). Token auth works for the whole API and the event streams;
 the pages are for browsers (session) only, so a token there counts for nothing.
