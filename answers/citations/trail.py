@@ -35,7 +35,7 @@ class Trail:
 
 
 def compute_trail(raw_text: str, source_count: int) -> Trail:
-    """Strip, then finalize, exactly as CITATIONS.md orders; then count and locate citations."""
+    """Strip, then finalize, exactly as docs/citations.md orders; then count and locate citations."""
     stripped = strip_out_of_range_markers(raw_text, source_count)
     numbers = list(range(1, source_count + 1))
     final = finalize_citations(stripped.text, numbers)
