@@ -1,10 +1,10 @@
 """Pushpin (GRIP) in front of the event streams: what a client sees through it, and what it costs Django.
 
-Pushpin (Debian's package) runs in a subprocess with a config written into a
+Pushpin (Debian's package, run by tests/fixtures/pushpin.py) has a config written into a
 temporary directory: its ZeroMQ sockets are ipc paths there, its two TCP ports
 (clients, and the publish endpoint Django posts to) are free ports picked here,
 so parallel runs do not clash. daphne runs with GRIP_URL pointing at that
-publish endpoint (tests/browser/server.py), and Pushpin's route points at daphne.
+publish endpoint (tests/fixtures/live_server.py), and Pushpin's route points at daphne.
 
 Without Pushpin installed these tests skip, except on CI (CI=true), where that
 is a failure (.ci/run installs it). docs/pushpin.md describes the deployment.
