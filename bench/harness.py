@@ -1,7 +1,7 @@
 """What the server benchmarks share: a real daphne process on SQLite or PostgreSQL, its corpus,
 process and database gauges, percentiles and the results files.
 
-The server is tests/browser/server.py's `running_server()` (daphne
+The server is tests/fixtures/live_server.py's `running_server()` (daphne
 `project.asgi:application` in a subprocess, its own freshly migrated database,
 the `openai` provider pointed at a StubOpenAIServer in the bench process),
 started with production settings (DEBUG off) and a raised file-descriptor limit.
@@ -27,7 +27,7 @@ ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.browser.server import LiveServer, SeedDocument, running_server  # noqa: E402
+from tests.fixtures.live_server import LiveServer, SeedDocument, running_server  # noqa: E402
 
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_BENCH_URL = "redis://127.0.0.1:6379/14"

@@ -13,6 +13,9 @@ pytest_plugins = [
     "tests.fixtures.content",
     "tests.fixtures.providers",
     "tests.fixtures.answers",
+    "tests.fixtures.live_server",
+    "tests.fixtures.redis_server",
+    "tests.fixtures.pushpin",
 ]
 
 # Property tests must be repeatable on CI: same examples every run.

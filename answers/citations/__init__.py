@@ -1,4 +1,4 @@
-"""The citation core (CITATIONS.md): pure Python, no Django; the public names live here."""
+"""The citation core (docs/citations.md): pure Python, no Django; the public names live here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Citation markers per CITATIONS.md: one scanner for strip, finalize and readers, and a streaming twin."""
+"""Citation markers (docs/citations.md): one scanner for strip, finalize and readers, and a streaming twin."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def _split(text: str) -> tuple[list[str], set[int]]:
 
 
 def scan_markers(text: str) -> list[Marker]:
-    """Every citation marker of `text` by CITATIONS.md, in order, in time linear in its length.
+    """Every citation marker of `text` by docs/citations.md, in order, in time linear in its length.
 
     Where the spec leaves room, this reading holds (and MarkerStream, strip and
     finalize share it):
@@ -712,7 +712,7 @@ def _local_pass(
 
 
 def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace | None = None) -> StripResult:
-    """Remove every marker member that is 0 or above `source_count`, pass after pass, per CITATIONS.md.
+    """Remove every marker member that is 0 or above `source_count`, pass after pass, (docs/citations.md).
 
     `trace` (the trail's) hears of every pass and what it found.
     """

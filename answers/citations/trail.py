@@ -124,7 +124,7 @@ class Trail:
 
 
 def compute_trail(raw_text: str, source_count: int) -> Trail:
-    """Strip, then finalize, exactly as CITATIONS.md orders, recording what each step decided."""
+    """Strip, then finalize, exactly as docs/citations.md orders, recording what each step decided."""
     recorder = _Recorder(source_count)
     stripped = strip_out_of_range_markers(raw_text, source_count, recorder)
     numbers = list(range(1, source_count + 1))

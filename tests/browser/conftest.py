@@ -6,13 +6,13 @@ tests skip with a reason, except on CI (CI=true), where that is a failure.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
-from tests.browser.server import LiveServer, corpus, running_server
+from tests.fixtures.live_server import LiveServer, required, served
 from tests.fixtures.providers import StubOpenAIServer
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -46,29 +46,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def chromium_path() -> Path:
     if not CHROMIUM.exists():
-        reason = f"{CHROMIUM} is missing: install Debian's `chromium` package to run the browser tests"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the browser tests, but {reason}.", pytrace=False)
-        pytest.skip(f"Browser tests skipped: {reason} (.ci/run installs it).")
+        required("the browser tests", f"{CHROMIUM} is missing: install Debian's `chromium` package")
     return CHROMIUM
 
 
 @pytest.fixture(scope="module")
-def browser_stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
+def browser_stub(stub: StubOpenAIServer) -> StubOpenAIServer:
+    """The module's stub provider (tests/fixtures/providers.py), under the name browser tests use."""
+    return stub
 
 
 @pytest.fixture(scope="module")
 def browser_server(chromium_path: Path, browser_stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with running_server(openai_base_url=browser_stub.base_url, documents=corpus()) as live:
+    with served(browser_stub) as live:
         yield live
 
 
 @pytest.fixture(scope="module")
 def browser(chromium_path: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(chromium_path), args=CHROMIUM_ARGS)
         try:
@@ -80,8 +75,6 @@ def browser(chromium_path: Path) -> Iterator[object]:
 @pytest.fixture
 def page(browser: object, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[object]:
     """A fresh phone-sized page on the live server (the stub reset); console errors fail the test."""
-    from playwright.sync_api import Browser
-
     assert isinstance(browser, Browser)
     browser_stub.reset()
     context = browser.new_context(base_url=browser_server.url, viewport={"width": 390, "height": 844})

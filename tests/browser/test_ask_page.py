@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.server import QUOKKA_QUESTION, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.live_server import QUOKKA_QUESTION, ZEBRA_QUESTION, LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.server import PASSWORD, ZEBRA_QUESTION, LiveServer, _run
+from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer, manage
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
@@ -54,7 +54,7 @@ def watched(page: Page) -> Watched:
 
 @pytest.fixture(scope="module")
 def qa_staff(browser_server: LiveServer) -> str:
-    _run(["shell", "-c", MAKE_STAFF_A_QA_REVIEWER], browser_server.env)
+    manage(["shell", "-c", MAKE_STAFF_A_QA_REVIEWER], browser_server.env)
     return "staff"
 
 

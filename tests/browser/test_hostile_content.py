@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.server import PASSWORD, LiveServer, SeedDocument, _run, running_server
+from tests.fixtures.live_server import PASSWORD, LiveServer, SeedDocument, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
@@ -90,7 +90,7 @@ User.objects.get(username="staff").groups.add(Group.objects.get(name="QA reviewe
 def browser_server(chromium_path: object, browser_stub: StubOpenAIServer) -> Iterator[LiveServer]:
     """This module's own corpus: only the hostile wombat documents."""
     with running_server(openai_base_url=browser_stub.base_url, documents=DOCUMENTS) as live:
-        _run(["shell", "-c", MAKE_STAFF_A_QA_REVIEWER], live.env)
+        manage(["shell", "-c", MAKE_STAFF_A_QA_REVIEWER], live.env)
         yield live
 
 
@@ -116,7 +116,7 @@ def assert_answer_is_inert(page: Page) -> None:
 
 
 def trail_rows(live: LiveServer, answer_id: str) -> list[dict[str, Any]]:
-    out = _run(["shell", "-c", _ROWS], {**live.env, "ANSWER_ID": answer_id})
+    out = manage(["shell", "-c", _ROWS], {**live.env, "ANSWER_ID": answer_id})
     return json.loads(next(ln for ln in out.splitlines() if ln.startswith("ROWS=")).removeprefix("ROWS="))
 
 

@@ -21,7 +21,7 @@ from schemathesis import Case, GenerationMode
 from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
-from tests.browser.server import LiveServer, _run, corpus, running_server
+from tests.fixtures.live_server import LiveServer, corpus, manage, running_server
 
 EXAMPLES_PER_OPERATION = 30
 
@@ -43,7 +43,7 @@ def fuzz_server() -> Iterator[tuple[LiveServer, str]]:
     with running_server(
         openai_base_url="http://127.0.0.1:9", documents=corpus(), extra_env=production
     ) as live:
-        out = _run(["shell", "-c", _ADMIN], live.env)
+        out = manage(["shell", "-c", _ADMIN], live.env)
         token = next(ln for ln in out.splitlines() if ln.startswith("ADMIN_TOKEN=")).removeprefix(
             "ADMIN_TOKEN="
         )

@@ -15,7 +15,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from answers.models import Answer, Document
+from answers.models import Answer
+from tests.fixtures.content import hostile_documents
 
 pytestmark = pytest.mark.django_db
 
@@ -63,22 +64,7 @@ def staff() -> User:
 @pytest.fixture
 def hostile_answer(answer_factory: Callable[..., Answer]) -> Answer:
     """A done answer whose text and sources carry markup: none of it may turn into code on any page."""
-    documents = [
-        Document.objects.create(
-            key="csp-1",
-            title='<script>alert("t")</script> one',
-            url="javascript:alert(1)",
-            body="b",
-            content_hash="1",
-        ),
-        Document.objects.create(
-            key="csp-2",
-            title='<img src=x onerror="alert(2)">',
-            url="https://example.org/2",
-            body="b",
-            content_hash="2",
-        ),
-    ]
+    documents = hostile_documents(second_url="https://example.org/2")
     return answer_factory(
         text='<script>alert("x")</script> [1] <b onclick="alert(3)">bold</b> [2] <style>*{}</style>',
         documents=documents,

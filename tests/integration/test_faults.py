@@ -31,13 +31,16 @@ class Fault:
     kind: str
     raw_text: str  # what is kept
     database: bool = False  # the finished answer cannot be stored
+    # The provider timeout: short only where the timeout is the fault; elsewhere room enough
+    # that a busy CI machine does not turn another fault into a timeout.
+    timeout_s: float = 10.0
 
 
 FAULTS = {
     "provider-500": Fault(Reply(status=500), 502, "upstream", ""),
     "provider-503": Fault(Reply(status=503), 502, "upstream", ""),
     "provider-429": Fault(Reply(status=429, retry_after=0.1), 502, "upstream", ""),
-    "timeout": Fault(Reply(pieces=["Slow [1]"], hang=3), 504, "timeout", ""),
+    "timeout": Fault(Reply(pieces=["Slow [1]"], hang=3), 504, "timeout", "", timeout_s=1.0),
     "stream-cut": Fault(
         Reply(pieces=["Teacups [1] ", "are ", "never"], cut_after=2), 502, "upstream", "Teacups [1] are "
     ),
@@ -78,7 +81,7 @@ def arrange(stub_openai, openai_settings) -> Iterator[object]:
 
     def arm(fault: Fault) -> None:
         stub_openai.set_default(fault.reply)
-        openai_settings.ANSWERS_PROVIDER_TIMEOUT = 1.0
+        openai_settings.ANSWERS_PROVIDER_TIMEOUT = fault.timeout_s
         if fault.database:
             with connection.cursor() as cursor:
                 for statement in _REFUSE[connection.vendor]:

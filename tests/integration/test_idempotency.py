@@ -37,7 +37,13 @@ def test_a_retried_json_request_gets_the_same_answer_without_generating_again(cl
     assert len(stub_openai.requests) == 1
 
 
-@pytest.mark.django_db
+# Transactional: the stream's generation runs as a background task in a fresh context, so its
+# database work (the answer's status, django-eventstream's EventCounter row for the answer's
+# channel) goes through another connection. Inside the test's open transaction that connection
+# waited on the rows the request had written uncommitted, while the request's event loop waited
+# for the task: a timeout on PostgreSQL under load. Committed as they go, the rows block nothing,
+# and the request's loop finishes the task before the response returns.
+@pytest.mark.django_db(transaction=True)
 def test_a_retried_stream_request_gets_the_same_answer_and_stream(client, stub_openai):
     first = ask(client, key="k-stream", stream=True)
     retry = ask(client, key="k-stream", stream=True)

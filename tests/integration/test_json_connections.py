@@ -10,35 +10,31 @@ DATABASE_POOL_SIZE, however many questions are in flight.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.browser.server import LiveServer, corpus, running_server
+from tests.fixtures.live_server import (
+    LiveServer,
+    PeakSessions,
+    backend_pids,
+    open_database_connections,
+    postgresql_only,
+    served,
+)
 from tests.fixtures.providers import Reply, StubOpenAIServer
-from tests.integration.test_sse_connections import PeakSessions, backend_pids, open_database_connections
 
 ASKS = 30
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
-    reason="connection limits are PostgreSQL's; this runs in the PostgreSQL pass of make test",
-)
-
-
-@pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
+pytestmark = postgresql_only
 
 
 @pytest.fixture(scope="module")
 def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
     # No pool: every session counted is one a request holds right now.
     env = {"DATABASE_POOL_SIZE": "0"}
-    with running_server(openai_base_url=stub.base_url, documents=corpus(), extra_env=env) as server:
+    with served(stub, env) as server:
         yield server
 
 
@@ -51,7 +47,7 @@ def pooled(stub: StubOpenAIServer) -> Iterator[LiveServer]:
     # that kept its connection while waiting on the model would starve the rest; they
     # would fail after DATABASE_POOL_TIMEOUT.
     env = {"DATABASE_POOL_SIZE": str(POOL_SIZE), "DATABASE_POOL_TIMEOUT": "10"}
-    with running_server(openai_base_url=stub.base_url, documents=corpus(), extra_env=env) as server:
+    with served(stub, env) as server:
         yield server
 
 

@@ -60,13 +60,15 @@ def test_the_reaper_fails_silent_answers_and_tells_their_listeners(answer_factor
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_long_generation_keeps_beating_and_is_never_reaped(settings, stub_openai):
-    # Stale after 0.6 s: a beat every 0.15 s; the provider is silent for 1.5 s before its first piece.
-    settings.ANSWERS_STALE_AFTER = 0.6
-    stub_openai.set_default(Reply(pieces=["Patience [1]."], delay_s=1.5))
+    # Stale after 3 s: a beat every 0.75 s; the provider is silent for 4.5 s before its first piece.
+    # (Shorter, a busy CI machine can delay one beat past the stale mark.)
+    settings.ANSWERS_STALE_AFTER = 3
+    settings.ANSWERS_PROVIDER_TIMEOUT = 20  # the silence is the model thinking, not a timeout
+    stub_openai.set_default(Reply(pieces=["Patience [1]."], delay_s=4.5))
 
     accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
     reaped = []
-    for _ in range(6):
+    for _ in range(16):
         await asyncio.sleep(0.25)
         reaped += await sync_to_async(store.answer_reap_stale)()
     await lifecycle.wait_for_background()

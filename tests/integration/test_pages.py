@@ -14,6 +14,7 @@ from answers.models import Answer, Document
 from answers.pipeline import flow
 from answers.rendering import link_url, render_answer_html
 from tests.fixtures.answers import ScriptedProvider, fixed_retriever, make_documents, sources_for
+from tests.fixtures.content import hostile_documents
 
 # --- rendering (pure: no database)
 
@@ -219,22 +220,7 @@ def test_permalink_shows_the_fallback_answer_with_every_source(
 def test_permalink_escapes_markup_from_the_text_and_the_sources(
     client: Client, answer_factory: Callable[..., Answer]
 ) -> None:
-    documents = [
-        Document.objects.create(
-            key="k1",
-            title='<script>alert("t")</script>',
-            url="javascript:alert(1)",
-            body="b",
-            content_hash="1",
-        ),
-        Document.objects.create(
-            key="k2",
-            title='<img src=x onerror="alert(2)">',
-            url="//evil.example/x",
-            body="b",
-            content_hash="2",
-        ),
-    ]
+    documents = hostile_documents(second_url="//evil.example/x")
     answer = answer_factory(
         text='<script>alert("x")</script> [1] <img src=x onerror=alert(3)> [2]', documents=documents
     )

@@ -1,10 +1,10 @@
 """Pushpin (GRIP) in front of the event streams: what a client sees through it, and what it costs Django.
 
-Pushpin (Debian's package) runs in a subprocess with a config written into a
+Pushpin (Debian's package, run by tests/fixtures/pushpin.py) has a config written into a
 temporary directory: its ZeroMQ sockets are ipc paths there, its two TCP ports
 (clients, and the publish endpoint Django posts to) are free ports picked here,
 so parallel runs do not clash. daphne runs with GRIP_URL pointing at that
-publish endpoint (tests/browser/server.py), and Pushpin's route points at daphne.
+publish endpoint (tests/fixtures/live_server.py), and Pushpin's route points at daphne.
 
 Without Pushpin installed these tests skip, except on CI (CI=true), where that
 is a failure (.ci/run installs it). docs/pushpin.md describes the deployment.
@@ -17,12 +17,8 @@ import contextlib
 import logging
 import os
 import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -33,223 +29,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.server import LiveServer, corpus, daphne, running_server
+from tests.fixtures.live_server import LiveServer, corpus, daphne, free_port, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
-from tests.integration.test_sse import READ_TIMEOUT_S, ask, read_stream, wait_until_finished
+from tests.fixtures.pushpin import Pushpin, running_pushpin
+from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, read_stream, wait_until_finished
 
 ROOT = Path(__file__).resolve().parents[2]
 log = logging.getLogger(__name__)
-PUSHPIN_BINARIES = ("pushpin", "condure", "zurl", "pushpin-proxy", "pushpin-handler")
-STARTUP_TIMEOUT_S = 30.0
 IDLE_STREAMS = 200
-
-# Pushpin's own processes, as its runner names its pid files in rundir.
-_PID_FILES = ("condure.pid", "zurl.pid", "pushpin-proxy.pid", "pushpin-handler.pid")
-
-PUSHPIN_CONF = """\
-[global]
-include={{libdir}}/internal.conf
-rundir={rundir}
-ipc_prefix=pushpin-
-port_offset=0
-stats_connection_ttl=120
-
-[runner]
-# Debian's pushpin reaches backends through zurl; the runner starts one of its own.
-services=condure,zurl,pushpin-proxy,pushpin-handler
-http_port=127.0.0.1:{http_port}
-logdir={logdir}
-log_level=2
-client_buffer_size=8192
-client_maxconn=50000
-condure_bin=condure
-zurl_bin=zurl
-
-[proxy]
-routesfile={routes}
-# internal.conf points these at a system-wide zurl (/var/run/zurl); use the runner's.
-zurl_out_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-in
-zurl_out_stream_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-in-stream
-zurl_in_specs=ipc://{{rundir}}/{{ipc_prefix}}zurl-out
-debug=false
-auto_cross_origin=false
-accept_x_forwarded_protocol=false
-set_x_forwarded_protocol=proto-only
-x_forwarded_for=
-x_forwarded_for_trusted=
-orig_headers_need_mark=
-accept_pushpin_route=false
-log_from=false
-log_user_agent=false
-# Pushpin signs every request it forwards (Grip-Sig); Django checks it (GRIP_URL's verify-key).
-sig_iss=pushpin
-sig_key={sig_key}
-upstream_key=
-updates_check=off
-
-[handler]
-# Only the publish endpoint is TCP; the other sockets are ipc paths in rundir.
-push_in_spec=ipc://{{rundir}}/{{ipc_prefix}}push-in
-push_in_sub_specs=ipc://{{rundir}}/{{ipc_prefix}}push-in-sub
-push_in_sub_connect=false
-push_in_http_addr=127.0.0.1
-push_in_http_port={control_port}
-push_in_http_max_headers_size=10000
-push_in_http_max_body_size=1000000
-stats_spec=ipc://{{rundir}}/{{ipc_prefix}}stats
-command_spec=ipc://{{rundir}}/{{ipc_prefix}}command
-message_rate=2500
-message_hwm=25000
-message_wait=5000
-id_cache_ttl=60
-connection_subscription_max=20
-subscription_linger=60
-stats_subscription_ttl=60
-stats_report_interval=10
-stats_format=tnetstring
-"""
-
-
-@dataclass
-class Pushpin:
-    url: str  # where clients connect
-    control_url: str  # where Django publishes (GRIP_URL without its parameters)
-    workdir: Path
-    process: subprocess.Popen[bytes]
-
-    def log_tail(self, chars: int = 3000) -> str:
-        parts = []
-        for path in [*sorted((self.workdir / "log").glob("*.log")), self.workdir / "pushpin.out"]:
-            with contextlib.suppress(OSError):
-                parts.append(f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}")
-        return "\n".join(parts)
-
-    def publish(self, item: dict[str, Any]) -> None:
-        response = httpx.post(f"{self.control_url}/publish/", json={"items": [item]}, timeout=5)
-        assert response.status_code == 200, response.text
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _pushpin_missing() -> list[str]:
-    return [name for name in PUSHPIN_BINARIES if shutil.which(name) is None]
-
-
-@pytest.fixture(scope="module")
-def pushpin_installed() -> None:
-    missing = _pushpin_missing()
-    if missing:
-        reason = f"{', '.join(missing)} not on PATH: install Debian's `pushpin` package"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Pushpin tests, but {reason}.", pytrace=False)
-        pytest.skip(f"Pushpin tests skipped: {reason} (.ci/run installs it).")
-
-
-def _wait_until_proxying(pushpin: Pushpin) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    with httpx.Client(timeout=2) as client:
-        while time.monotonic() < deadline:
-            if pushpin.process.poll() is not None:
-                raise RuntimeError(f"pushpin exited ({pushpin.process.returncode}):\n{pushpin.log_tail()}")
-            try:
-                if client.get(f"{pushpin.url}/healthz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-    raise RuntimeError(f"pushpin did not start proxying:\n{pushpin.log_tail()}")
-
-
-def _stop(process: subprocess.Popen[bytes], workdir: Path) -> None:
-    """Stop the runner, then make sure each process it started (condure, zurl, proxy, handler) is gone.
-
-    The runner stops its children on SIGTERM; they run in process groups of their own,
-    so any left behind (the runner killed, say) are found by their pid files.
-    """
-    children = []
-    for name in _PID_FILES:
-        with contextlib.suppress(OSError, ValueError):
-            children.append(int((workdir / "run" / name).read_text().strip()))
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while _running(children, workdir) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in _running(children, workdir):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
-    survivors = _running(children, workdir)
-    assert not survivors, f"Pushpin processes survived teardown: {survivors}"
-
-
-def _running(pids: list[int], workdir: Path) -> list[int]:
-    """Those of `pids` still running this Pushpin (their command line names its directory)."""
-    running = []
-    for pid in pids:
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[-1][:1]
-        except OSError:
-            continue  # gone
-        if str(workdir) in cmdline and state != "Z":
-            running.append(pid)
-    return running
-
-
-@contextlib.contextmanager
-def running_pushpin(
-    *, backend_url: str, http_port: int, control_port: int, sig_key: str
-) -> Iterator[Pushpin]:
-    """Pushpin on `http_port`, publishing on `control_port`, routing everything to `backend_url`."""
-    with tempfile.TemporaryDirectory(prefix="pushpin-") as tmp:
-        workdir = Path(tmp)
-        rundir, logdir = workdir / "run", workdir / "log"
-        rundir.mkdir()
-        logdir.mkdir()
-        routes = workdir / "routes"
-        backend = backend_url.removeprefix("http://")
-        routes.write_text(f"* {backend}\n")
-        config = workdir / "pushpin.conf"
-        config.write_text(
-            PUSHPIN_CONF.format(
-                rundir=rundir,
-                logdir=logdir,
-                routes=routes,
-                http_port=http_port,
-                control_port=control_port,
-                sig_key=sig_key,
-            )
-        )
-        with (workdir / "pushpin.out").open("wb") as out:
-            process = subprocess.Popen(
-                ["pushpin", "--config", str(config)],
-                cwd=workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C in the terminal reaches pytest only; teardown stops it
-            )
-        pushpin = Pushpin(
-            url=f"http://127.0.0.1:{http_port}",
-            control_url=f"http://127.0.0.1:{control_port}",
-            workdir=workdir,
-            process=process,
-        )
-        try:
-            _wait_until_proxying(pushpin)
-            yield pushpin
-        finally:
-            _stop(process, workdir)
-
-
 # --- settings (no Pushpin needed)
 
 _MIDDLEWARE_PROBE = """
@@ -311,14 +98,8 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def deployment(pushpin_installed: None, stub: StubOpenAIServer) -> Iterator[Deployment]:
-    http_port, control_port = _free_port(), _free_port()
+    http_port, control_port = free_port(), free_port()
     sig_key = secrets.token_hex(16)
     # django_grip reads `key` (it needs it even when verify-key is given) to check Grip-Sig.
     grip_url = f"http://127.0.0.1:{control_port}?key={sig_key}&verify-iss=pushpin"

@@ -1,6 +1,6 @@
 """Who may read an answer, on every way in: one table over a real daphne server.
 
-API.md: an answer asked by a signed-in user is for that user and staff only; an
+docs/api.md: an answer asked by a signed-in user is for that user and staff only; an
 answer asked anonymously is for whoever holds its URL. The trail is for staff
 (and QA reviewers). Token auth works for the whole API and the event streams;
 the pages are for browsers (session) only, so a token there counts for nothing.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.browser.server import ZEBRA_QUESTION, LiveServer, _run, corpus, running_server
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER_TEXT = "Zebras live in grassland [1]."
@@ -72,12 +72,9 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world() -> Iterator[World]:
-    with (
-        StubOpenAIServer() as stub,
-        running_server(openai_base_url=stub.base_url, documents=corpus()) as live,
-    ):
-        out = _run(["shell", "-c", _SESSIONS], live.env)
+def world(stub: StubOpenAIServer) -> Iterator[World]:
+    with served(stub) as live:
+        out = manage(["shell", "-c", _SESSIONS], live.env)
         line = next(ln for ln in out.splitlines() if ln.startswith("SESSIONS="))
         sessions = json.loads(line.removeprefix("SESSIONS="))
         answers = {}

@@ -30,9 +30,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, daphne, running_server
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
+from tests.fixtures.sse_client import sse_messages
 
 REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.sse.fanout.REDIS_CHANNEL
 TIMEOUT_S = 30.0  # generous: 2 cores, other tests running alongside
@@ -61,30 +62,10 @@ class Servers:
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def private_redis() -> Iterator[PrivateRedis]:
-    with PrivateRedis() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def servers(stub: StubOpenAIServer, private_redis: PrivateRedis) -> Iterator[Servers]:
-    with (
-        running_server(
-            openai_base_url=stub.base_url,
-            documents=corpus(),
-            extra_env={"REDIS_URL": private_redis.url, "ANSWERS_PROVIDER_TIMEOUT": "60"},
-        ) as a,
-        daphne(a.env, a.log_path.with_name("second.log")) as (b_url, b_pid),
-    ):
-        yield Servers(
-            a=a, b_url=b_url, b_pid=b_pid, b_log=a.log_path.with_name("second.log"), redis=private_redis
-        )
+    env = {"REDIS_URL": private_redis.url, "ANSWERS_PROVIDER_TIMEOUT": "60"}
+    with two_processes(stub, env) as (a, b):
+        yield Servers(a=a, b_url=b.url, b_pid=b.pid, b_log=b.log_path, redis=private_redis)
 
 
 @pytest.fixture
@@ -185,20 +166,10 @@ class SSEReader:
         path = httpx.URL(self.url).raw_path.decode()
         async with self.client.stream("GET", path, timeout=httpx.Timeout(TIMEOUT_S, read=None)) as response:
             self.status = response.status_code
-            fields: dict[str, str] = {}
-            async for line in response.aiter_lines():
-                if line:
-                    if not line.startswith(":"):
-                        name, _, value = line.partition(":")
-                        value = value.removeprefix(" ")
-                        fields[name] = f"{fields[name]}\n{value}" if name in fields else value
-                    continue
-                if not fields:
-                    continue  # a block of comments only (the opening padding)
+            async for fields in sse_messages(response.aiter_lines()):
                 kind = fields.get("event", "message")
                 raw_id = fields.get("id")
                 raw = fields.get("data", "")
-                fields = {}
                 if kind in ("stream-open", "keep-alive"):
                     continue
                 event_id = int(raw_id.rsplit(":", 1)[1]) if raw_id else None

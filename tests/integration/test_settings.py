@@ -11,6 +11,9 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
+from answers.providers import get_provider
+from answers.providers.extractive import ExtractiveProvider
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -95,3 +98,12 @@ def test_an_unknown_provider_stops_the_app_at_startup():
     )
     assert result.returncode != 0
     assert "ANSWERS_PROVIDER is 'nope'" in result.stderr
+
+
+@override_settings(ANSWERS_PROVIDER="extractive", ANSWERS_EXTRACTIVE_DELAY_MS=15)
+def test_get_provider_builds_extractive_from_settings() -> None:
+    provider = get_provider()
+
+    assert isinstance(provider, ExtractiveProvider)
+    assert provider.delay_ms == 15
+    assert get_provider("extractive") is not provider

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser.server import _run, corpus, running_server
+from tests.fixtures.live_server import corpus, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 QUESTION = "What do zebras eat on the grass?"
@@ -56,7 +56,7 @@ def stop_server(pid: int, timeout: float = 30) -> float:
 
 
 def report(env: dict[str, str]) -> dict[str, dict]:
-    out = _run(["shell", "-c", _REPORT], env)
+    out = manage(["shell", "-c", _REPORT], env)
     line = next(ln for ln in out.splitlines() if ln.startswith("REPORT="))
     return {a["delivery"]: a for a in json.loads(line.removeprefix("REPORT="))}
 
@@ -78,9 +78,9 @@ async def _json_ask_in_flight(url: str) -> None:
 
 
 @pytest.fixture
-def stub() -> StubOpenAIServer:
-    with StubOpenAIServer() as server:
-        yield server
+def stub(stub_openai: StubOpenAIServer) -> StubOpenAIServer:
+    """A fresh stub for each test: each starts (and stops) a server of its own."""
+    return stub_openai
 
 
 def test_sigterm_lets_an_answer_in_flight_finish_within_the_grace_period(stub: StubOpenAIServer) -> None:

@@ -1,6 +1,6 @@
 """The SSE path end to end: POST with `stream: true`, then the answer's event stream, over real HTTP.
 
-The app runs under daphne in a subprocess (tests/browser/server.py) with the
+The app runs under daphne in a subprocess (tests/fixtures/live_server.py) with the
 openai provider pointed at a stub server in this process; these tests script
 the stub's replies and read the streams with httpx.
 """
@@ -9,30 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
-import httpx
 import pytest
 
-from tests.browser.server import ZEBRA_QUESTION, LiveServer, corpus, running_server
+from tests.fixtures.live_server import LiveServer, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
-
-READ_TIMEOUT_S = 20.0
-FINAL_EVENTS = ("done", "error")
-
-
-@pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
+from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream, wait_until_finished
 
 
 @pytest.fixture(scope="module")
 def server(stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with running_server(openai_base_url=stub.base_url, documents=corpus()) as live:
+    with served(stub) as live:
         yield live
 
 
@@ -41,101 +29,6 @@ def live(server: LiveServer, stub: StubOpenAIServer) -> LiveServer:
     """The module's server, with the stub reset (no reply queued by an earlier test)."""
     stub.reset()
     return server
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str
-    id: str | None
-    data: Any
-    received_at: float
-
-
-@dataclass
-class Stream:
-    events: list[Event]
-    duplicates: int  # events sent again under an id already seen (django-eventstream can do that)
-
-    def of(self, kind: str) -> list[Event]:
-        return [e for e in self.events if e.type == kind]
-
-    @property
-    def types(self) -> list[str]:
-        return [e.type for e in self.events]
-
-    @property
-    def delta_text(self) -> str:
-        return "".join(e.data["text"] for e in self.of("delta"))
-
-
-APP_EVENTS = ("references", "delta", "done", "error")
-
-
-async def read_stream(
-    client: httpx.AsyncClient,
-    url: str,
-    *,
-    headers: dict[str, str] | None = None,
-    on_event: Any = None,
-) -> Stream:
-    """Read an SSE stream until `done` or `error`; app events once per id, in order received."""
-    events: list[Event] = []
-    seen: set[str] = set()
-    duplicates = 0
-    async with asyncio.timeout(READ_TIMEOUT_S), client.stream("GET", url, headers=headers) as response:
-        assert response.status_code == 200, (response.status_code, await response.aread())
-        assert response.headers["content-type"].startswith("text/event-stream")
-        fields: dict[str, str] = {}
-        async for line in response.aiter_lines():
-            if line:
-                if not line.startswith(":"):
-                    name, _, value = line.partition(":")
-                    value = value.removeprefix(" ")
-                    fields[name] = f"{fields[name]}\n{value}" if name == "data" and name in fields else value
-                continue
-            kind, event_id, raw = fields.get("event", "message"), fields.get("id"), fields.get("data", "")
-            fields = {}
-            if kind not in APP_EVENTS:
-                continue  # stream-open, keep-alive
-            if event_id is not None:
-                if event_id in seen:
-                    duplicates += 1
-                    continue
-                seen.add(event_id)
-            event = Event(kind, event_id, json.loads(raw), time.monotonic())
-            events.append(event)
-            if on_event is not None:
-                on_event(event)
-            if kind in FINAL_EVENTS:
-                break
-    return Stream(events, duplicates)
-
-
-async def ask(
-    client: httpx.AsyncClient, question: str = ZEBRA_QUESTION, headers: dict[str, str] | None = None
-) -> dict[str, Any]:
-    response = await client.post(
-        "/api/answers/", json={"question": question, "stream": True}, headers=headers
-    )
-    assert response.status_code == 202, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def client_for(live: LiveServer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=live.url, timeout=httpx.Timeout(READ_TIMEOUT_S))
-
-
-async def wait_until_finished(
-    client: httpx.AsyncClient, answer_id: str, headers: dict[str, str] | None = None
-) -> Any:
-    deadline = time.monotonic() + READ_TIMEOUT_S
-    while time.monotonic() < deadline:
-        body = (await client.get(f"/api/answers/{answer_id}/", headers=headers)).json()
-        if body["status"] in ("done", "failed"):
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"answer {answer_id} did not finish")
 
 
 # --- order and payloads

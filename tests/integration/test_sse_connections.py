@@ -10,32 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import resource
 import threading
 import time
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from tests.browser.server import LiveServer, corpus, running_server
+from tests.fixtures.live_server import (
+    LiveServer,
+    PeakSessions,
+    open_database_connections,
+    postgresql_only,
+    served,
+)
 from tests.fixtures.providers import Reply, StubOpenAIServer
-from tests.integration.test_sse import ask, read_stream
+from tests.fixtures.sse_client import ask, read_stream
 
 STREAMS = 12
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
-    reason="connection limits are PostgreSQL's; this runs in the PostgreSQL pass of make test",
-)
-
-
-@pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
+pytestmark = postgresql_only
 
 
 def _raise_open_file_limit(wanted: int) -> None:
@@ -49,57 +44,14 @@ def _raise_open_file_limit(wanted: int) -> None:
 @pytest.fixture(scope="module")
 def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
     _raise_open_file_limit(4096)  # before the server starts: daphne inherits it
-    with running_server(
-        openai_base_url=stub.base_url,
-        documents=corpus(),
+    with served(
+        stub,
         # An answer is held in flight while hundreds of streams open: let the provider wait.
         # No connection pool: every session counted is one a stream or step holds right now
         # (test_json_connections.py covers the pool).
-        extra_env={"ANSWERS_PROVIDER_TIMEOUT": "90", "DATABASE_POOL_SIZE": "0"},
+        {"ANSWERS_PROVIDER_TIMEOUT": "90", "DATABASE_POOL_SIZE": "0"},
     ) as server:
         yield server
-
-
-def open_database_connections(live: LiveServer) -> int:
-    """The server's sessions on its PostgreSQL database."""
-    return len(backend_pids(live))
-
-
-class PeakSessions:
-    """Samples the server's sessions while open (`async with`); `peak` is the most seen."""
-
-    def __init__(self, live: LiveServer, every: float) -> None:
-        self.live, self.every, self.peak = live, every, 0
-        self._sampling = True
-        self._task: asyncio.Task[None] | None = None
-
-    async def _sample(self) -> None:
-        while self._sampling:
-            self.peak = max(self.peak, await asyncio.to_thread(open_database_connections, self.live))
-            await asyncio.sleep(self.every)
-
-    async def __aenter__(self) -> PeakSessions:
-        self._task = asyncio.get_running_loop().create_task(self._sample())
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._sampling = False
-        if self._task is not None:
-            await self._task
-
-
-def backend_pids(live: LiveServer) -> set[int]:
-    """The process ids of the server's sessions on its PostgreSQL database."""
-    import psycopg
-
-    parts = urlsplit(live.env["DATABASE_URL"])
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-            [parts.path.lstrip("/")],
-        ).fetchall()
-    return {int(row[0]) for row in rows}
 
 
 async def _open_and_catch_up(client: httpx.AsyncClient, url: str, stack: contextlib.AsyncExitStack) -> None:

@@ -2,55 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.browser.server import LiveServer, corpus, daphne, running_server
+from tests.fixtures.live_server import LiveServer
+from tests.fixtures.live_server import two_processes as both_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
-from tests.integration.test_sse import ask, read_stream
-
-REDIS_URL = os.environ.get("REDIS_TEST_URL", "redis://127.0.0.1:6379/15")
-
-
-def _redis_answers() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
-    except redis.RedisError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> str:
-    if not _redis_answers():
-        reason = f"Redis does not answer at {REDIS_URL} (set REDIS_TEST_URL)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI needs Redis: {reason}")
-        pytest.skip(reason)
-    return REDIS_URL
-
-
-@pytest.fixture(scope="module")
-def stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
+from tests.fixtures.sse_client import ask, read_stream
 
 
 @pytest.fixture(scope="module")
 def two_processes(stub: StubOpenAIServer, redis_url: str) -> Iterator[tuple[LiveServer, str]]:
     """Two daphne processes sharing one database and one Redis."""
-    with (
-        running_server(
-            openai_base_url=stub.base_url, documents=corpus(), extra_env={"REDIS_URL": redis_url}
-        ) as first,
-        daphne(first.env, Path(first.log_path).with_name("second.log")) as (second_url, _),
-    ):
-        yield first, second_url
+    with both_processes(stub, {"REDIS_URL": redis_url}) as (first, second):
+        yield first, second.url
 
 
 async def test_events_published_by_one_process_reach_a_stream_on_another(

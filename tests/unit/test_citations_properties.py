@@ -1,4 +1,4 @@
-"""Property tests of answers.citations: the CITATIONS.md properties, and agreement with literal readings."""
+"""Property tests of answers.citations: the properties of docs/citations.md, and literal readings agree."""
 
 from __future__ import annotations
 

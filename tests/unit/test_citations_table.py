@@ -1,4 +1,4 @@
-"""Table tests of answers.citations: each case pins one clause of CITATIONS.md, worked out by hand."""
+"""Table tests of answers.citations: each case pins one clause of docs/citations.md, worked out by hand."""
 
 from __future__ import annotations
 

@@ -10,19 +10,7 @@ import sys
 import pytest
 
 from answers.providers.prompt import PROMPT_VERSION, SYSTEM_PROMPT, Prompt, build_prompt
-from answers.retrieval.types import RetrievedSource
-
-
-def _source(number: int, title: str = "Title", excerpt: str = "Excerpt.") -> RetrievedSource:
-    return RetrievedSource(
-        number=number,
-        document_id=number,
-        title=title,
-        url=f"/docs/{number}",
-        excerpt=excerpt,
-        lexical_score=1.0,
-        score=1.0,
-    )
+from tests.fixtures.providers import retrieved_source as _source
 
 
 def _user(prompt: Prompt) -> str:

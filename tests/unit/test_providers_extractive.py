@@ -7,11 +7,10 @@ import time
 from pydoc_data.topics import topics
 
 import pytest
-from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from answers.providers import Provider, build_prompt, get_provider
+from answers.providers import Provider, build_prompt
 from answers.providers.extractive import (
     NO_ANSWER,
     NO_SOURCES,
@@ -269,12 +268,3 @@ def test_provider_meets_the_protocol() -> None:
 
     assert isinstance(provider, Provider)
     assert (provider.name, provider.model) == ("extractive", "extractive-v1")
-
-
-@override_settings(ANSWERS_PROVIDER="extractive", ANSWERS_EXTRACTIVE_DELAY_MS=15)
-def test_get_provider_builds_extractive_from_settings() -> None:
-    provider = get_provider()
-
-    assert isinstance(provider, ExtractiveProvider)
-    assert provider.delay_ms == 15
-    assert get_provider("extractive") is not provider

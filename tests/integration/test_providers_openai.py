@@ -12,22 +12,10 @@ from django.test import override_settings
 
 from answers.providers import Provider, ProviderError, build_prompt, get_provider
 from answers.providers.openai_provider import OpenAIProvider
-from answers.retrieval.types import RetrievedSource
 from tests.fixtures.providers import Reply, StubOpenAIServer, cite_first_source
+from tests.fixtures.providers import retrieved_source as _source
 
 API_KEY = "sk-test-secret-0123456789"
-
-
-def _source(number: int, title: str, excerpt: str) -> RetrievedSource:
-    return RetrievedSource(
-        number=number,
-        document_id=number,
-        title=title,
-        url=f"/docs/{number}",
-        excerpt=excerpt,
-        lexical_score=1.0,
-        score=1.0,
-    )
 
 
 PROMPT = build_prompt(

@@ -141,12 +141,6 @@ async def test_publishing_with_redis_unreachable_returns_at_once_and_delivers_lo
     assert len(failures) == 1, "one warning per outage, not one per event"
 
 
-@pytest.fixture(scope="module")
-def private_redis() -> Iterator[PrivateRedis]:
-    with PrivateRedis() as server:
-        yield server
-
-
 @pytest.fixture
 def redis_up(private_redis: PrivateRedis) -> Iterator[PrivateRedis]:
     if not private_redis.running:
