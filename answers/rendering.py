@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import nh3
 
-from answers.citations import scan_markers
+from answers.citations import Marker, scan_markers
 
 ALLOWED_TAGS = frozenset({"p", "br", "a"})
 ALLOWED_ATTRIBUTES = {"a": {"href", "class"}}
@@ -59,16 +60,19 @@ def _link_marker(members: list[int], reference_count: int) -> str | None:
     return f"[{links}]"
 
 
-def render_answer_html(text: str, *, reference_count: int) -> str:
+def render_answer_html(text: str, *, reference_count: int, markers: Sequence[Marker] | None = None) -> str:
     """The final text as HTML paragraphs; markers within 1..reference_count link to `#source-N`.
 
+    `markers` are the final text's markers as the trail recorded them
+    (answers.citations.trail.final_markers); without a record (a text that was
+    never finalized, or an answer stored before the record) the scanner finds them.
     Nothing from the text survives as markup: it is escaped before any tag is
     added, and nh3 removes anything outside the allow-list regardless.
     """
-    normalized = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    normalized, moved = _normalize_newlines(text, scan_markers(text) if markers is None else markers)
     if not normalized.strip():
         return ""
-    rendered = _render_paragraphs(normalized, reference_count)
+    rendered = _render_paragraphs(normalized, moved, reference_count)
     return nh3.clean(
         rendered,
         tags=set(ALLOWED_TAGS),
@@ -79,19 +83,43 @@ def render_answer_html(text: str, *, reference_count: int) -> str:
     )
 
 
-def _render_paragraphs(text: str, reference_count: int) -> str:
+def _normalize_newlines(text: str, markers: Sequence[Marker]) -> tuple[str, list[Marker]]:
+    """`text` with CR and CRLF as LF and no line breaks at either end; `markers` moved to match.
+
+    A marker holds no line break, so only the text between markers changes.
+    """
+    parts: list[str] = []
+    moved: list[Marker] = []
+    position = offset = 0
+    for marker in markers:
+        gap = _lf(text[position : marker.start])
+        offset += len(gap)
+        parts += (gap, text[marker.start : marker.end])
+        moved.append(Marker(offset, offset + marker.end - marker.start, marker.members))
+        offset += marker.end - marker.start
+        position = marker.end
+    parts.append(_lf(text[position:]))
+    joined = "".join(parts)
+    lead = len(joined) - len(joined.lstrip("\n"))
+    return joined.strip("\n"), [Marker(m.start - lead, m.end - lead, m.members) for m in moved]
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _render_paragraphs(text: str, found: Sequence[Marker], reference_count: int) -> str:
     """Escape `text` and wrap each paragraph (blank-line separated) in <p>, linking markers.
 
-    Markers are scanned once over the whole text, so code spans and fences are
-    judged exactly as the finalizer judges them; a marker never holds a line
-    break, so it never straddles a paragraph break. Single newlines become <br>.
+    `found` are the text's markers, as the finalizer judged them; a marker never
+    holds a line break, so it never straddles a paragraph break. Single newlines become <br>.
     """
     out: list[str] = []
     paragraph: list[str] = []
     position = 0
     breaks = [(m.start(), m.end()) for m in _PARAGRAPH_BREAK.finditer(text)]
     markers: list[tuple[int, int, str]] = []
-    for marker in scan_markers(text):
+    for marker in found:
         link = _link_marker(list(marker.members), reference_count)
         if link is not None:
             markers.append((marker.start, marker.end, link))

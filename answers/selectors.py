@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
+from answers.citations.trail import final_markers
 from answers.models import Answer, AnswerSource
 from answers.rendering import render_answer_html
 from answers.retrieval.types import RetrievedSource
@@ -100,5 +101,7 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "text": answer.final_text,
         "references": references,
         "fallback": answer.fallback,
-        "html": render_answer_html(answer.final_text, reference_count=len(references)),
+        "html": render_answer_html(
+            answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
+        ),
     }

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.citations.trail import final_markers
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
@@ -60,7 +61,11 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         "answer": answer,
         "status": answer.status,
         "references": references,
-        "answer_html": render_answer_html(answer.final_text, reference_count=len(references)) if done else "",
+        "answer_html": render_answer_html(
+            answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
+        )
+        if done
+        else "",
         # A shared link opened while the answer is still being written joins its stream.
         "events_url": events_url(answer.id) if in_flight and answer.delivery == Answer.Delivery.SSE else "",
     }

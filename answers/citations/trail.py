@@ -123,6 +123,16 @@ class Trail:
         return [marker.as_json() for marker in self.markers]
 
 
+def final_markers(record: list[dict[str, Any]]) -> list[Marker]:
+    """The markers of the final text, from a stored record (Answer.markers), in text order."""
+    found = [
+        Marker(entry["final_start"], entry["final_end"], tuple(entry["final_members"]))
+        for entry in record
+        if entry["final_start"] is not None
+    ]
+    return sorted(found, key=lambda marker: marker.start)
+
+
 def compute_trail(raw_text: str, source_count: int) -> Trail:
     """Strip, then finalize, exactly as docs/citations.md orders, recording what each step decided."""
     recorder = _Recorder(source_count)

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from answers.citations.trail import compute_trail, final_markers
 from answers.models import Answer, Document
 from answers.pipeline import flow
 from answers.rendering import link_url, render_answer_html
@@ -47,6 +48,21 @@ from tests.fixtures.content import hostile_documents
 )
 def test_render_answer_html_escapes_then_links_markers(text: str, count: int, expected: str) -> None:
     assert render_answer_html(text, reference_count=count) == expected
+
+
+def test_rendering_links_the_markers_the_trail_recorded_and_nothing_else() -> None:
+    raw = "\r\n\r\nFirst [2[9]] then [1].\r\n\r\nA link [1][9] (x) is text."
+    trail = compute_trail(raw, 2)
+    assert trail.final_text == "\r\n\r\nFirst [1] then [2].\r\n\r\nA link [1](x) is text."
+    recorded = final_markers(trail.markers_json())
+    assert [trail.final_text[m.start : m.end] for m in recorded] == ["[1]", "[2]"]
+
+    assert render_answer_html(trail.final_text, reference_count=2, markers=recorded) == (
+        '<p>First <a class="cite" href="#source-1">[1]</a> then <a class="cite" href="#source-2">[2]</a>.</p>'
+        "<p>A link [1](x) is text.</p>"
+    )
+    # What the record says decides: a marker it does not list stays text.
+    assert render_answer_html("A [1].", reference_count=1, markers=[]) == "<p>A [1].</p>"
 
 
 def test_rendered_html_keeps_the_text_visible_as_written() -> None:
