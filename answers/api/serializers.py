@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from answers.api.schema import SOME_TEXT
+from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.selectors import answer_references
@@ -128,9 +129,30 @@ class TrailSourceSerializer(serializers.ModelSerializer[AnswerSource]):
         ]
 
 
+class MarkerDecisionSerializer(serializers.Serializer[dict[str, Any]]):
+    """One entry of the stored per-marker record (answers.citations.trail.MarkerDecision)."""
+
+    raw_start = serializers.IntegerField(help_text="Where its characters start in the raw text.")
+    raw_end = serializers.IntegerField()
+    written = serializers.CharField(help_text="Its text when found (as it formed, for a later pass).")
+    # "pass" is a Python keyword: declared through the class namespace.
+    locals()["pass"] = serializers.IntegerField(
+        help_text="1: a marker of the raw text; n > 1: formed by strip pass n - 1's removals."
+    )
+    dialect = serializers.CharField(allow_null=True)
+    members = serializers.ListField(child=serializers.IntegerField())
+    stripped = serializers.ListField(child=serializers.IntegerField(), help_text="Members out of range.")
+    outcome = serializers.ChoiceField(choices=[o.value for o in MarkerOutcome])
+    final_start = serializers.IntegerField(allow_null=True)
+    final_end = serializers.IntegerField(allow_null=True)
+    final = serializers.CharField(allow_null=True, help_text="Its text in the final text.")
+    final_members = serializers.ListField(child=serializers.IntegerField())
+
+
 class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     text = serializers.CharField(source="final_text")
     sources = TrailSourceSerializer(many=True)
+    markers = MarkerDecisionSerializer(many=True)
     error = serializers.SerializerMethodField()
 
     class Meta:
@@ -143,6 +165,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "raw_text",
             "text",
             "stripped",
+            "markers",
             "fallback",
             "truncated",
             "provider",

@@ -340,6 +340,11 @@ def test_the_trail_is_for_staff_and_qa_reviewers_only(client, corpus, openai_set
     assert trail["raw_text"] == "Trail [2] and [9]."
     assert trail["text"] == "Trail [1] and."
     assert trail["stripped"] == [9]
+    # Every marker's decision, as the pipeline stored it: [2] renumbered to [1], [9] removed.
+    assert [(m["written"], m["outcome"], m["final"], m["stripped"]) for m in trail["markers"]] == [
+        ("[2]", "kept", "[1]", []),
+        ("[9]", "removed", None, [9]),
+    ]
     assert trail["fallback"] is False
     assert trail["provider"] == "openai"
     assert trail["model"] == "stub-model"
