@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from django.conf import settings
 
-PROVIDERS = ("extractive", "openai")
+# The providers ANSWERS_PROVIDER may name, each a class with from_settings() (heavy clients are
+# imported only when chosen).
+PROVIDERS = {
+    "extractive": "answers.providers.extractive.ExtractiveProvider",
+    "openai": "answers.providers.openai_provider.OpenAIProvider",
+}
 
 
 class AnswersSettings:

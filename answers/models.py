@@ -78,7 +78,11 @@ class Answer(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    ErrorKind = AnswerErrorKind
+    # The providers' vocabulary (answers.providers.base.ErrorKind), as choices (the functional
+    # API, which the stubs do not know).
+    ErrorKind = models.TextChoices(  # type: ignore[call-overload]
+        "ErrorKind", [(kind.name, (kind.value, kind.label)) for kind in AnswerErrorKind]
+    )
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     question = models.TextField()

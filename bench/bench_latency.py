@@ -44,7 +44,7 @@ PIECE_DELAY_S = 0.005
 _RETRIEVE = r"""
 import json, os, time
 from answers.conf import conf
-from answers.retrieval import retrieve
+from answers.retrieval.pipeline import retrieve
 questions = json.loads(os.environ["BENCH_QUESTIONS"])
 for q in questions[:5]:
     retrieve(q, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES)

@@ -71,8 +71,9 @@ async def measure(rounds: int) -> dict[str, list[float]]:
     from answers.conf import conf
     from answers.pipeline import flow
     from answers.pipeline.publisher import JSON
-    from answers.providers import build_prompt, get_provider
-    from answers.retrieval import retrieve
+    from answers.providers import build_prompt
+    from answers.providers.registry import get_provider
+    from answers.retrieval.pipeline import retrieve
 
     times: dict[str, list[float]] = {"retrieval": [], "provider": [], "ask": []}
     provider = get_provider("extractive")

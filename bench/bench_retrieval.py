@@ -115,7 +115,7 @@ def _bare_query(question: str) -> None:
 
 
 def _time_queries(questions: list[str]) -> dict[str, float]:
-    from answers.retrieval import retrieve
+    from answers.retrieval.pipeline import retrieve
 
     for question in questions[:10]:  # warm caches
         retrieve(question, min_score=0.1, max_sources=5)

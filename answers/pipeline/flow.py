@@ -25,10 +25,10 @@ from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store
 from answers.pipeline.publisher import Deltas, Publisher
-from answers.providers import get_provider
 from answers.providers.base import ErrorKind, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
-from answers.retrieval import retrieve
+from answers.providers.registry import get_provider
+from answers.retrieval.pipeline import retrieve
 from answers.retrieval.types import Retrieval
 
 if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports store.py
@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 
 class Retriever(Protocol):
-    """Step 1; answers.retrieval.retrieve by default (a seam for other retrieval strategies)."""
+    """Step 1; answers.retrieval.pipeline.retrieve by default (a seam for other retrieval strategies)."""
 
     def __call__(self, question: str, *, min_score: float, max_sources: int) -> Retrieval: ...
 

@@ -2,29 +2,45 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-from django.db.models import TextChoices
 
 if TYPE_CHECKING:
     from answers.providers.prompt import Prompt
 
 
-class ErrorKind(TextChoices):
-    """Why an answer failed (Answer.ErrorKind): a provider raises the first three, the pipeline the rest.
+class ErrorKind(enum.StrEnum):
+    """Why an answer failed: a provider raises the first three, the pipeline the rest.
 
-    Defined here, not in answers.models, because importing the providers needs no Django settings.
+    The one vocabulary: Answer.ErrorKind (TextChoices) is built from it, so importing
+    the providers needs no Django.
     """
 
-    TIMEOUT = "timeout", "The provider timed out"
-    UPSTREAM = "upstream", "The provider failed"
-    BAD_RESPONSE = "bad_response", "The provider's response was malformed"
-    INTERNAL = "internal", "Internal error"
-    CANCELLED = "cancelled", "Interrupted (the client went away)"
-    SHUTDOWN = "shutdown", "The server stopped"
-    STORAGE = "storage", "Could not be stored"
-    STALE = "stale", "Its server stopped writing it"
+    TIMEOUT = "timeout"
+    UPSTREAM = "upstream"
+    BAD_RESPONSE = "bad_response"
+    INTERNAL = "internal"
+    CANCELLED = "cancelled"
+    SHUTDOWN = "shutdown"
+    STORAGE = "storage"
+    STALE = "stale"
+
+    @property
+    def label(self) -> str:
+        return _ERROR_LABELS[self]
+
+
+_ERROR_LABELS = {
+    ErrorKind.TIMEOUT: "The provider timed out",
+    ErrorKind.UPSTREAM: "The provider failed",
+    ErrorKind.BAD_RESPONSE: "The provider's response was malformed",
+    ErrorKind.INTERNAL: "Internal error",
+    ErrorKind.CANCELLED: "Interrupted (the client went away)",
+    ErrorKind.SHUTDOWN: "The server stopped",
+    ErrorKind.STORAGE: "Could not be stored",
+    ErrorKind.STALE: "Its server stopped writing it",
+}
 
 
 class ProviderError(Exception):

@@ -7,9 +7,13 @@ import math
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from answers.providers.prompt import Prompt
 from answers.retrieval.types import RetrievedSource
+
+if TYPE_CHECKING:  # the settings reach it as an argument: this module imports without Django
+    from answers.conf import AnswersSettings
 
 MODEL = "extractive-v1"
 
@@ -330,6 +334,10 @@ class ExtractiveProvider:
     def __init__(self, *, delay_ms: float = 0.0, model: str = MODEL) -> None:
         self.model = model
         self.delay_ms = max(0.0, delay_ms)
+
+    @classmethod
+    def from_settings(cls, conf: AnswersSettings) -> ExtractiveProvider:
+        return cls(delay_ms=conf.EXTRACTIVE_DELAY_MS)
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[str]:
         text = compose_answer(prompt.question, prompt.sources)

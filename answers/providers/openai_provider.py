@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import openai
 
+from answers.conf import AnswersSettings
 from answers.providers.base import ErrorKind, ProviderError
 from answers.providers.prompt import Prompt
 
@@ -77,6 +78,15 @@ class OpenAIProvider:
         self.temperature = temperature
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+
+    @classmethod
+    def from_settings(cls, conf: AnswersSettings) -> OpenAIProvider:
+        return cls(
+            base_url=conf.OPENAI_BASE_URL,
+            api_key=conf.OPENAI_API_KEY,
+            model=conf.MODEL or None,
+            timeout=conf.PROVIDER_TIMEOUT,
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={self.base_url!r}, model={self.model!r}, timeout={self.timeout})"

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from answers.models import Chunk, Document
-from answers.retrieval import retrieve
+from answers.retrieval.pipeline import retrieve
 
 pytestmark = pytest.mark.django_db
 

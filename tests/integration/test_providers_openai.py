@@ -10,8 +10,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from answers.providers import Provider, ProviderError, build_prompt, get_provider
+from answers.providers import Provider, ProviderError, build_prompt
 from answers.providers.openai_provider import OpenAIProvider
+from answers.providers.registry import get_provider
 from tests.fixtures.providers import Reply, StubOpenAIServer, cite_first_source
 from tests.fixtures.providers import retrieved_source as _source
 

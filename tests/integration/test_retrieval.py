@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from answers.models import Chunk, Document
-from answers.retrieval import retrieve
+from answers.retrieval.pipeline import retrieve
 from answers.retrieval.pipeline import retrieve as retrieve_with
 from answers.retrieval.query import fts5_match, query_terms
 from answers.retrieval.rerank import LexicalOnlyReranker

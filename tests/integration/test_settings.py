@@ -11,8 +11,8 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
-from answers.providers import get_provider
 from answers.providers.extractive import ExtractiveProvider
+from answers.providers.registry import get_provider
 
 ROOT = Path(__file__).resolve().parents[2]
 

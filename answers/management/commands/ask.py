@@ -12,9 +12,9 @@ from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.pipeline import flow
 from answers.pipeline.publisher import JSON
-from answers.providers import get_provider
 from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
+from answers.providers.registry import get_provider
 
 
 class _Echo:
