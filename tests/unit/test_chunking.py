@@ -95,10 +95,19 @@ def test_every_chunk_is_the_exact_slice_of_the_body(body: str, target: int) -> N
         previous_end = chunk.end
 
 
+# Sentences as [A-Z][a-z]{1,8}( [a-z]{1,8}){0,12}\. (built from plain strategies: from_regex's
+# generation was reported inconsistent between runs by hypothesis on a loaded machine).
+_word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+_sentence = st.builds(
+    lambda first, rest, words: first + rest + "".join(" " + w for w in words) + ".",
+    st.sampled_from("ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    _word,
+    st.lists(_word, max_size=12),
+)
+
+
 @given(
-    sentences=st.lists(
-        st.from_regex(r"[A-Z][a-z]{1,8}( [a-z]{1,8}){0,12}\.", fullmatch=True), min_size=1, max_size=40
-    ),
+    sentences=st.lists(_sentence, min_size=1, max_size=40),
     target=st.integers(min_value=20, max_value=400),
 )
 def test_no_sentence_is_ever_cut(sentences: list[str], target: int) -> None:
