@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
+from heapq import heapify, heappop, heapreplace
 
 from answers.citations.core import _RANGE, _SEP, _code, _ranges_in_bounds
 
@@ -40,29 +41,35 @@ def _members(group: str) -> str:
 SQUARE, LENTICULAR, FULLWIDTH = "[", "\u3010", "\uff3b"
 _LABELS = "citation|cite|sources|source|reference|ref|document|doc|id"  # the longer of two first
 _NO_LINK = r"(?!\()"
-# What follows the opening bracket, per dialect and bracket.
-_FORMS: dict[str, dict[str, str]] = {
+_M_START = r"[ \t0-9]"
+# What follows the opening bracket, per dialect and bracket: a gate (what the
+# next characters must be, checked first: a canonical marker fails every gate
+# at once, before any dialect's grammar is tried) and the form.
+_FORMS: dict[str, dict[str, tuple[str, str]]] = {
     # At a line start (no backslash can precede it); the rest of the line and its break go too.
-    "footnote-definition": {SQUARE: r"\^(?<![^\n]\[\^)[0-9]++\^?+\]:[^\n]*+\n?+"},
-    "double": {SQUARE: r"\[" + _members("m_double") + r"\]\]" + _NO_LINK},
+    "footnote-definition": {SQUARE: (r"\^", r"\^(?<![^\n]\[\^)[0-9]++\^?+\]:[^\n]*+\n?+")},
+    "double": {SQUARE: (r"\[", r"\[" + _members("m_double") + r"\]\]" + _NO_LINK)},
     "fullwidth": {
         LENTICULAR: (
-            "(?:\u3010" + _members("m_fw_double") + "\u3011\u3011|" + _members("m_fw") + "\u3011)" + _NO_LINK
+            "[\u3010 \t0-9]",
+            "(?:\u3010" + _members("m_fw_double") + "\u3011\u3011|" + _members("m_fw") + "\u3011)" + _NO_LINK,
         ),
-        FULLWIDTH: _members("m_fw_square") + "\uff3d" + _NO_LINK,
+        FULLWIDTH: (_M_START, _members("m_fw_square") + "\uff3d" + _NO_LINK),
     },
     # Only the opening of a dagger marker: where its text T ends is looked up by
     # _Closes, since a pattern scanning T from each opening of a long line would
     # take time quadratic in the line.
     "dagger": {
-        LENTICULAR: _members("m_dagger_lenticular") + "\u2020",
-        SQUARE: _members("m_dagger") + "\u2020",
+        LENTICULAR: (_M_START, _members("m_dagger_lenticular") + "\u2020"),
+        SQUARE: ("[ \t0-9,\\-\u2013]*+\u2020", _members("m_dagger") + "\u2020"),
     },
     "label": {
-        # The lookahead turns a canonical marker away before the nine labels are tried.
-        SQUARE: rf"(?=[A-Za-z])(?ai:(?>{_LABELS}))[ \t]*+(?::[ \t]*+)?+{_members('m_label')}\]{_NO_LINK}"
+        SQUARE: (
+            "[A-Za-z]",
+            rf"(?ai:(?>{_LABELS}))[ \t]*+(?::[ \t]*+)?+{_members('m_label')}\]{_NO_LINK}",
+        )
     },
-    "footnote": {SQUARE: r"\^(?P<m_footnote>[0-9]++)\^?+\]" + _NO_LINK},
+    "footnote": {SQUARE: (r"\^", r"\^(?P<m_footnote>[0-9]++)\^?+\]" + _NO_LINK)},
 }
 _GROUP = {name: name.replace("-", "_") for name in DIALECTS}  # a group name is an identifier
 _DAGGER = "\u2020"
@@ -90,14 +97,13 @@ def _dialects(names: tuple[str, ...], opening: str) -> _Dialects | None:
     names = tuple(name for name in names if opening in _FORMS[name])
     if not names:
         return None
-    forms = "|".join(f"(?P<{_GROUP[name]}>{_FORMS[name][opening]})" for name in names)
+    gates = "|".join(dict.fromkeys(_FORMS[name][opening][0] for name in names))
+    forms = "|".join(f"(?P<{_GROUP[name]}>{_FORMS[name][opening][1]})" for name in names)
     bracket = re.escape(opening)
-    pattern = re.compile(rf"{bracket}(?<!\\{bracket})(?:{forms})")  # a backslash before it: text
+    pattern = re.compile(rf"{bracket}(?={gates})(?<!\\{bracket})(?:{forms})")  # a backslash before it: text
     groups = pattern.groupindex
-    kinds = {
-        groups[_GROUP[name]]: (name, tuple(groups[g] for g in re.compile(_FORMS[name][opening]).groupindex))
-        for name in names
-    }
+    members = {name: re.compile(_FORMS[name][opening][1]).groupindex for name in names}
+    kinds = {groups[_GROUP[name]]: (name, tuple(groups[g] for g in members[name])) for name in names}
     return _Dialects(names, opening, pattern, kinds)
 
 
@@ -157,7 +163,7 @@ class _Scan:
             return self.code[k + 1]
         return None
 
-    def _judge(self, match: re.Match[str], name: str, groups: tuple[int, ...]) -> tuple[int, str] | None:
+    def judge(self, match: re.Match[str], name: str, groups: tuple[int, ...]) -> tuple[int, str] | None:
         """The end of the dialect marker `match` found and what replaces it; None when refused."""
         start, end = match.span()
         replacement = ""  # a footnote definition goes
@@ -174,19 +180,18 @@ class _Scan:
             return None
         return end, replacement
 
-    def rewrite(self, match: re.Match[str], dialects: _Dialects) -> tuple[str, int, str] | None:
-        """The dialect rewritten where `match` starts: the first in order that the rules let through."""
-        found: re.Match[str] | None = match
-        while found is not None:
-            name, groups = dialects.kinds[found.lastindex or 0]
-            verdict = self._judge(found, name, groups)
-            if verdict is not None:
-                return name, *verdict
-            later = dialects.after(name)
-            if later is None:
+    def retry(self, start: int, dialects: _Dialects, refused: str) -> tuple[str, tuple[int, str]] | None:
+        """The dialect after `refused` in order that matches at `start` and that the rules let through."""
+        later = dialects.after(refused)
+        while later is not None:
+            match = later.pattern.match(self.text, start)
+            if match is None:
                 return None
-            dialects = later
-            found = later.pattern.match(self.text, match.start())
+            name, groups = later.kinds[match.lastindex or 0]
+            verdict = self.judge(match, name, groups)
+            if verdict is not None:
+                return name, verdict
+            later = later.after(name)
         return None
 
 
@@ -195,17 +200,17 @@ class _Stream:
 
     def __init__(self, dialects: _Dialects, text: str) -> None:
         self.dialects = dialects
+        self.kinds = dialects.kinds
         self._text = text
-        self.next: re.Match[str] | None = None
-        self._matches: Iterator[re.Match[str]] = iter(())
-        self.restart(0)
+        self._matches = dialects.pattern.finditer(text)
+        self.match = next(self._matches, None)
 
-    def restart(self, at: int) -> None:
-        self._matches = self.dialects.pattern.finditer(self._text, at)
-        self.advance()
-
-    def advance(self) -> None:
-        self.next = next(self._matches, None)
+    def following(self, at: int | None) -> re.Match[str] | None:
+        """The next candidate: the one after the current, or the first from `at` on."""
+        if at is not None:
+            self._matches = self.dialects.pattern.finditer(self._text, at)
+        self.match = next(self._matches, None)
+        return self.match
 
 
 def _streams(text: str, names: tuple[str, ...]) -> list[_Stream]:
@@ -228,45 +233,41 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
     marker touching code means overlapping a code span or block as
     scan_markers finds them, and one merely next to code is rewritten.
     """
-    streams = [stream for stream in _streams(text, _selection(dialects)) if stream.next is not None]
-    if not streams:
+    # One stream per opening bracket, merged in order of position (no two
+    # streams have a candidate at the same position).
+    heap = [(s.match.start(), n, s) for n, s in enumerate(_streams(text, _selection(dialects))) if s.match]
+    if not heap:
         return Normalized(text, [])
+    heapify(heap)
     scan = _Scan(text)
     out: list[str] = []
     found: list[tuple[str, str]] = []
     done = 0  # where the text not yet copied to `out` starts
-    while streams:
-        stream = min(streams, key=_start) if len(streams) > 1 else streams[0]
-        match = stream.next
-        assert match is not None  # streams without one are dropped below
-        start = match.start()
-        rewrite = None if start < done else scan.rewrite(match, stream.dialects)
-        if rewrite is not None:
-            name, done_at, replacement = rewrite
-            out += (text[done:start], replacement)
-            found.append((name, text[start:done_at]))
-            done = done_at
-            stream.advance()
-        elif start < done:  # inside a dagger's T, rewritten already
-            if match.end() > done:
-                stream.restart(done)
-            else:
-                stream.advance()
-        else:
-            # Refused: the scan moves one character on. Nothing starts inside
-            # code without touching it; finditer() hid any opening inside the match.
-            code = scan.code_at(start, start + 1) if scan.code else None
-            if code is not None:
-                stream.restart(code[1])
+    while heap:
+        start, n, stream = heap[0]
+        match = stream.match
+        assert match is not None  # a stream leaves the heap with its last candidate
+        at: int | None = None  # where the stream goes on: None for its next candidate
+        if start >= done:
+            name, groups = stream.kinds[match.lastindex or 0]
+            verdict = scan.judge(match, name, groups)
+            if verdict is None and (retried := scan.retry(start, stream.dialects, name)) is not None:
+                name, verdict = retried
+            if verdict is not None:
+                done_at, replacement = verdict
+                out += (text[done:start], replacement)
+                found.append((name, text[start:done_at]))
+                done = done_at
+            elif scan.code and (code := scan.code_at(start, start + 1)) is not None:
+                at = code[1]  # refused inside code: nothing starts in it without touching it
             elif text.find(stream.dialects.opening, start + 1, match.end()) >= 0:
-                stream.restart(start + 1)
-            else:
-                stream.advance()
-        if stream.next is None:
-            streams.remove(stream)
+                at = start + 1  # refused: the scan moves one character on, to what finditer() skipped
+        elif match.end() > done:  # inside a dagger's T, rewritten already
+            at = done
+        following = stream.following(at)
+        if following is None:
+            heappop(heap)
+        else:
+            heapreplace(heap, (following.start(), n, stream))
     out.append(text[done:])
     return Normalized("".join(out), found)
-
-
-def _start(stream: _Stream) -> int:
-    return stream.next.start() if stream.next is not None else -1
