@@ -206,6 +206,12 @@ SELECTION_CASES = [
     pytest.param("\u30101\u3011 [[2]]", {"double"}, "\u30101\u3011 [2]", id="selection/only-the-named"),
     pytest.param("[^1]: x\n[^2]", ["footnote"], "[1]: x\n[2]", id="selection/footnote-without-definition"),
     pytest.param("\u30101\u2020s\u3011", {"fullwidth"}, "\u30101\u2020s\u3011", id="selection/dagger-off"),
+    pytest.param(
+        "[^1]: `a` [[2]]\n",
+        {"footnote-definition", "double"},
+        "[^1]: `a` [2]\n",
+        id="selection/refused-definition-line-is-scanned-on",
+    ),
 ]
 
 
