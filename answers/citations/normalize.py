@@ -258,6 +258,8 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
                 out += (text[done:start], replacement)
                 found.append((name, text[start:done_at]))
                 done = done_at
+                if match.end() > done:  # a shorter dialect after a refused one: finditer() went past it
+                    at = done
             elif scan.code and (code := scan.code_at(start, start + 1)) is not None:
                 at = code[1]  # refused inside code: nothing starts in it without touching it
             elif text.find(stream.dialects.opening, start + 1, match.end()) >= 0:
