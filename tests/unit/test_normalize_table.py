@@ -158,6 +158,12 @@ CASES = [
     pytest.param(
         "[^1]: `a`", "[1]: `a`", [("footnote", "[^1]")], id="order/refused-definition-then-footnote"
     ),
+    pytest.param(
+        "[^1]: `a` [[2]]",
+        "[1]: `a` [2]",
+        [("footnote", "[^1]"), ("double", "[[2]]")],
+        id="order/scan-resumes-after-the-footnote-not-the-refused-line",
+    ),
     # One pass
     pytest.param(f"[{L}1{R}]", "[[1]]", [("fullwidth", f"{L}1{R}")], id="one-pass/bracket-around-fullwidth"),
     pytest.param("[[^1]]", "[[1]]", [("footnote", "[^1]")], id="one-pass/bracket-around-footnote"),
