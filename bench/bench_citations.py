@@ -1,4 +1,4 @@
-"""Benchmark: (normalize,) strip and finalize on long, marker-dense answers against one regex pass (the floor).
+"""Benchmark: (normalize,) strip, finalize on long, marker-dense answers against one regex pass (the floor).
 
 Run: .venv/bin/python bench/bench_citations.py  (prints a Markdown report)
 """
@@ -258,9 +258,8 @@ def main() -> None:
         '`"\u30101\u3011" * 333_333` (every one rewritten)': "\u30101\u3011" * 333_333,
     }
     for label, text in near.items():
-        print(
-            f"| {label} ({len(text):,} chars) | {median_ms(lambda text=text: normalize_markers(text), repeats=3):.0f} |"
-        )
+        ms_near = median_ms(lambda text=text: normalize_markers(text), repeats=3)
+        print(f"| {label} ({len(text):,} chars) | {ms_near:.0f} |")
 
     # The hand-written intro and the notes from "### Reading it" on are kept; the tables are replaced.
     old = RESULTS.read_text() if RESULTS.exists() else "## Citations\n"
