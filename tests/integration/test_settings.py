@@ -71,6 +71,10 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"DATABASE_POOL_SIZE": -1}, ["answers.E012"]),
         ({"DATABASE_POOL_SIZE": 0}, []),
         ({"DATABASE_POOL_TIMEOUT": 0}, ["answers.E013"]),
+        ({"ANSWERS_SUPPORT_METHOD": "no.such.Method"}, ["answers.E030"]),
+        ({"ANSWERS_SUPPORT_METHOD": "judge"}, []),
+        ({"ANSWERS_SUPPORT_MIN": 1.5}, ["answers.E031"]),
+        ({"ANSWERS_SUPPORT_MIN": -0.1}, ["answers.E031"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
