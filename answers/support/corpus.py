@@ -6,13 +6,19 @@ PostgreSQL the same is counted on the GIN-indexed tsvector. Both apply the
 index's stemming, so "statements" is counted as "statement" is. Counts are
 capped (at CAP): past a few thousand chunks a word is common, and counting
 further costs time for no change that matters to a weight.
+
+Counts are kept per process until the corpus changes (its chunk count or newest
+chunk id moves: an ingest adds chunks, an edit replaces them): consecutive
+answers share most of their words, and a look-up then costs one aggregate query.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 
 from django.db import connection
+from django.db.models import Count, Max
 
 from answers.models import Chunk
 from answers.retrieval.backends import SqliteFts5Backend
@@ -52,11 +58,38 @@ def doc_counts(words: Iterable[str]) -> dict[str, int]:
     return counts
 
 
+class _Counts:
+    """Chunk counts per word for one version of the corpus (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: tuple[object, ...] = ()
+        self._counts: dict[str, int] = {}
+
+    def get(self, version: tuple[object, ...], words: list[str]) -> dict[str, int]:
+        with self._lock:
+            if version != self._version:
+                self._version, self._counts = version, {}
+            known = {w: self._counts[w] for w in words if w in self._counts}
+        missing = [w for w in words if w not in known]
+        if missing:
+            found = doc_counts(missing)
+            with self._lock:
+                if version == self._version:
+                    self._counts.update(found)
+            known.update(found)
+        return known
+
+
+_counts = _Counts()
+
+
 def corpus_idf(words: Iterable[str]) -> Idf:
     """The weights of `words` in the site's corpus (uniform when there is no corpus or index)."""
     distinct = list(dict.fromkeys(words))
-    documents = Chunk.objects.count()
-    counts = doc_counts(distinct) if documents and distinct else {}
-    if not counts:
+    corpus = Chunk.objects.aggregate(documents=Count("id"), newest=Max("id"))
+    documents = int(corpus["documents"])
+    if not documents or not distinct or connection.vendor not in ("sqlite", "postgresql"):
         return Idf()
-    return Idf(documents=documents, counts=counts)
+    version = (connection.alias, connection.settings_dict["NAME"], documents, corpus["newest"])
+    return Idf(documents=documents, counts=_counts.get(version, distinct))

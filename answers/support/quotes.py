@@ -35,6 +35,8 @@ def quoted_pairs(
     finals = by_final_number(sources)
     verified: dict[int, list[set[str]]] = {}
     for source in sources:
+        if not quotes.get(source.original_number):
+            continue
         excerpt = _squash(source.excerpt)
         quoted = [
             set(content_words(quote))
