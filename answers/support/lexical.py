@@ -33,11 +33,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from answers.retrieval.query import STOPWORDS, stem, tokenize
+from answers.citations import scan_markers
+from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 
-# Retrieval's stop words, and the words answers use to talk about their sources rather than
-# about the topic ("the documentation explains that ..."): present or not, they prove nothing.
-STOP_WORDS = STOPWORDS | frozenset(
+# Retrieval's stop words and weak terms (keywords that are also common English words: "with",
+# "is", "not"), and the words answers use to talk about their sources rather than about the
+# topic ("the documentation explains that ..."): present or not, they prove nothing.
+STOP_WORDS = STOPWORDS | WEAK_TERMS | frozenset(
     [
         "according", "also", "always", "another", "documentation", "docs", "e", "etc", "g", "i",
         "means", "mentioned", "mentions", "must", "note", "notes", "one", "per", "said", "say", "says",
@@ -69,9 +71,22 @@ class Idf:
 UNIFORM = Idf()
 
 
+def _without_markers(text: str) -> str:
+    """`text` with its citation markers blanked: `[2]` is not the word "2"."""
+    if "[" not in text:
+        return text
+    parts = []
+    pos = 0
+    for marker in scan_markers(text):
+        parts += [text[pos : marker.start], " "]
+        pos = marker.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
 def content_words(text: str) -> list[str]:
-    """The distinct content words of `text`, lower-cased, in order (what needs a weight)."""
-    return list(dict.fromkeys(w for w in tokenize(text) if w not in STOP_WORDS))
+    """The distinct content words of `text` (markers ignored), lower-cased, in order."""
+    return list(dict.fromkeys(w for w in tokenize(_without_markers(text)) if w not in STOP_WORDS))
 
 
 def sentence_terms(text: str, idf: Idf = UNIFORM) -> dict[str, float]:
@@ -99,5 +114,5 @@ def terms_score(terms: Mapping[str, float], stems: Iterable[str] | frozenset[str
 
 
 def lexical_score(sentence: str, excerpt: str, idf: Idf = UNIFORM) -> float:
-    """How much of `sentence` (markers already blanked) `excerpt` contains, in 0..1."""
+    """How much of `sentence` `excerpt` contains, in 0..1 (see the module docstring)."""
     return terms_score(sentence_terms(sentence, idf), excerpt_stems(excerpt))
