@@ -12,11 +12,13 @@
   (ties: lower original number first); empty for the other verdicts.
 - `fallback`: null, or `{"method", "reason"}` when the configured method failed
   and `method` is the one that stood in for it (API.md's field lists are minimums).
+
+`summarize()` counts a stored record for list filters, health shares and metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,3 +114,23 @@ def build_record(
         "fallback": dict(fallback) if fallback else None,
         "sentences": out,
     }
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a list filter, a health share or a metric needs from one record, counted once."""
+
+    unsupported: int  # sentences with a cited source under the bar
+    grounded_uncited: int  # uncited sentences some retrieved source grounds
+    grounded_by_dropped: int  # ... of which some dropped source grounds
+
+
+def summarize(record: Mapping[str, Any], dropped: Collection[int]) -> Summary:
+    """Counts of a stored record; `dropped` are the original numbers of the answer's dropped sources."""
+    sentences = record.get("sentences", [])
+    grounded = [s["grounded_by"] for s in sentences if s["verdict"] == UNCITED and s["grounded_by"]]
+    return Summary(
+        unsupported=sum(s["verdict"] == UNSUPPORTED for s in sentences),
+        grounded_uncited=len(grounded),
+        grounded_by_dropped=sum(any(n in dropped for n in numbers) for numbers in grounded),
+    )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from answers.conf import conf
 from answers.models import Answer
-from answers.support.compute import compute_support
+from answers.support.compute import acompute_support, compute_support
 
 TEACUPS = (
     "Walrus teacups are carved from driftwood by coastal carpenters. "
@@ -115,3 +116,14 @@ def test_a_failed_answer_has_no_support_record(answer_factory, topics):
     assert answer.status == Answer.Status.FAILED
     with pytest.raises(ValueError, match="done answers only"):
         compute_support(answer)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_async_callers_get_the_same_record(answer_factory, topics):
+    answer = await sync_to_async(answer_factory)(
+        text="Walrus teacups are carved from driftwood [1]. Volcanic soil is rich in potassium.",
+        documents=topics,
+    )
+    record = await acompute_support(answer)
+    assert record == await sync_to_async(compute_support)(answer)
+    assert [s["verdict"] for s in record["sentences"]] == ["supported", "uncited"]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from answers.support.methods import LexicalMethod, SupportError, support_inputs, support_record
 from answers.support.quotes import quoted_pairs
-from answers.support.record import SourceText, build_record, wanted_pairs
+from answers.support.record import SourceText, Summary, build_record, summarize, wanted_pairs
 from answers.support.sentences import split_sentences
 
 # Three retrieved sources: 1 -> final 2, 2 dropped, 3 -> final 1.
@@ -211,3 +211,12 @@ def test_verdicts_follow_the_scores_and_the_bar(text, min_score):
             assert sentence["verdict"] == "unsupported"
         assert sentence["grounded_by"] == [] or sentence["verdict"] == "uncited"
         assert text[sentence["start"] : sentence["end"]] == sentence["text"]
+
+
+def test_the_summary_counts_unsupported_and_grounded_sentences():
+    text = "First [1]. Second [1, 2]. Third. Fourth."
+    scores = {(0, 3): 0.9, (1, 3): 0.9, (1, 1): 0.1, (2, 2): 0.8, (3, 1): 0.7, (3, 3): 0.6}
+    record = _record(scores, text=text)
+    assert [s["grounded_by"] for s in record["sentences"]] == [[], [], [2], [1, 3]]
+    assert summarize(record, dropped={2}) == Summary(unsupported=1, grounded_uncited=2, grounded_by_dropped=1)
+    assert summarize(record, dropped=set()).grounded_by_dropped == 0
