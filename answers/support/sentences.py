@@ -24,7 +24,7 @@ character of the text outside fenced code blocks that is not whitespace.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from answers.citations import Marker, scan_markers
@@ -97,20 +97,29 @@ def _blocks(text: str, a: int, b: int) -> list[tuple[int, int]]:
     return blocks
 
 
-def _inside(spans: list[tuple[int, int]], starts: list[int], index: int) -> bool:
-    i = bisect_right(starts, index) - 1
-    return i >= 0 and spans[i][0] <= index < spans[i][1]
+class _Spans:
+    """Inline code spans, asked whether they hold an index (bisect: a long text stays linear)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.starts = [start for start, _ in spans]
+
+    def holds(self, index: int) -> bool:
+        i = bisect_right(self.starts, index) - 1
+        return i >= 0 and self.spans[i][0] <= index < self.spans[i][1]
 
 
 def _is_abbreviation_or_list_number(text: str, block_start: int, dot: int) -> bool:
     """Whether the period at `dot` ends an abbreviation or a list item's number, not a sentence."""
     if text[dot] != ".":
         return False
-    line_start = text.rfind("\n", block_start, dot) + 1 or block_start
-    before = text[max(line_start, dot - 12) : dot]
-    if _LIST_NUMBER.fullmatch(text[line_start:dot]):
+    # Both fit in the dozen characters before the period: looking no further keeps this constant.
+    near = max(block_start, dot - 12)
+    newline = text.rfind("\n", near, dot)
+    line_start = newline + 1 if newline >= 0 else (block_start if near == block_start else None)
+    if line_start is not None and _LIST_NUMBER.fullmatch(text, line_start, dot):
         return True
-    found = _ABBREVIATION_BEFORE.search(before)
+    found = _ABBREVIATION_BEFORE.search(text, near if line_start is None else line_start, dot)
     return found is not None and found.group(1).lower() in _ABBREVIATIONS
 
 
@@ -128,11 +137,10 @@ def _after_markers(text: str, end: int, block_end: int, marker_at: dict[int, Mar
 
 
 def _pieces(
-    text: str, block: tuple[int, int], marker_at: dict[int, Marker], code: list[tuple[int, int]]
+    text: str, block: tuple[int, int], marker_at: dict[int, Marker], code: _Spans
 ) -> list[tuple[int, int]]:
     """(start, end) of each sentence of one block, untrimmed."""
     a, b = block
-    code_starts = [s for s, _ in code]
     pieces = []
     start = a
     pos = a
@@ -143,9 +151,7 @@ def _pieces(
         pos = found.end()
         if pos < b and text[pos] == "[" and pos not in marker_at:
             continue  # "3.[x]": not a sentence end
-        if _inside(code, code_starts, found.start()) or _is_abbreviation_or_list_number(
-            text, a, found.start()
-        ):
+        if code.holds(found.start()) or _is_abbreviation_or_list_number(text, a, found.start()):
             continue
         end = _after_markers(text, found.end(), b, marker_at)
         pieces.append((start, end))
@@ -162,25 +168,36 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if start < end else None
 
 
-def _has_words(text: str, start: int, end: int, markers: list[Marker]) -> bool:
-    body = _blank_markers(text, start, end, markers)
-    return bool(_WORD.search(body))
+class _Markers:
+    """The text's markers, found by where they start (bisect: a long text stays linear)."""
+
+    def __init__(self, markers: list[Marker]) -> None:
+        self.markers = markers
+        self.starts = [m.start for m in markers]
+        self.at = {m.start: m for m in markers}
+
+    def within(self, start: int, end: int) -> list[Marker]:
+        found = self.markers[bisect_left(self.starts, start) : bisect_left(self.starts, end)]
+        return [m for m in found if m.end <= end]
 
 
-def _blank_markers(text: str, start: int, end: int, markers: list[Marker]) -> str:
-    """text[start:end] with each marker inside replaced by spaces (offsets kept)."""
+def _has_words(text: str, start: int, end: int, markers: _Markers) -> bool:
+    return bool(_WORD.search(_blank_markers(text, start, end, markers.within(start, end))))
+
+
+def _blank_markers(text: str, start: int, end: int, inside: list[Marker]) -> str:
+    """text[start:end] with each of the markers inside it replaced by spaces (offsets kept)."""
     out = []
     pos = start
-    for marker in markers:
-        if marker.start >= start and marker.end <= end:
-            out.append(text[pos : marker.start])
-            out.append(" " * (marker.end - marker.start))
-            pos = marker.end
+    for marker in inside:
+        out.append(text[pos : marker.start])
+        out.append(" " * (marker.end - marker.start))
+        pos = marker.end
     out.append(text[pos:end])
     return "".join(out)
 
 
-def _merge_wordless(text: str, spans: list[tuple[int, int]], markers: list[Marker]) -> list[tuple[int, int]]:
+def _merge_wordless(text: str, spans: list[tuple[int, int]], markers: _Markers) -> list[tuple[int, int]]:
     """Join each piece without a word to its neighbour (before it, else after it)."""
     merged: list[tuple[int, int]] = []
     pending: int | None = None  # start of wordless pieces waiting for a following sentence
@@ -200,23 +217,21 @@ def _merge_wordless(text: str, spans: list[tuple[int, int]], markers: list[Marke
 
 def split_sentences(text: str) -> list[Sentence]:
     """The sentences of `text` outside fenced code blocks, in order (see the module docstring)."""
-    markers = scan_markers(text)
-    marker_at = {m.start: m for m in markers}
-    fenced, code = _code_kinds(text)
-    marker_starts = [m.start for m in markers]
+    markers = _Markers(scan_markers(text))
+    fenced, inline = _code_kinds(text)
+    code = _Spans(inline)
     sentences = []
     for a, b in _stretches(text, fenced):
         spans = []
         for block in _blocks(text, a, b):
-            for start, end in _pieces(text, block, marker_at, code):
+            for start, end in _pieces(text, block, markers.at, code):
                 trimmed = _trim(text, start, end)
                 if trimmed is not None:
                     spans.append(trimmed)
         if not spans:
             continue
         for start, end in _merge_wordless(text, spans, markers):
-            inside = markers[bisect_right(marker_starts, start - 1) : bisect_right(marker_starts, end - 1)]
-            inside = [m for m in inside if m.end <= end]
+            inside = markers.within(start, end)
             cited = tuple(dict.fromkeys(n for m in inside for n in m.members))
             sentences.append(
                 Sentence(
