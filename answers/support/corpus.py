@@ -7,9 +7,10 @@ index's stemming, so "statements" is counted as "statement" is. Counts are
 capped (at CAP): past a few thousand chunks a word is common, and counting
 further costs time for no change that matters to a weight.
 
-Counts are kept per process until the corpus changes (its chunk count or newest
-chunk id moves: an ingest adds chunks, an edit replaces them): consecutive
-answers share most of their words, and a look-up then costs one aggregate query.
+Counts are kept per process until the corpus changes (its chunk count, newest
+chunk id or latest document edit moves: an ingest adds chunks, an edit replaces
+them): consecutive answers share most of their words, and a look-up then costs
+two aggregate queries.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable
 from django.db import connection
 from django.db.models import Count, Max
 
-from answers.models import Chunk
+from answers.models import Chunk, Document
 from answers.retrieval.backends import SqliteFts5Backend
 from answers.support.lexical import Idf
 
@@ -91,5 +92,8 @@ def corpus_idf(words: Iterable[str]) -> Idf:
     documents = int(corpus["documents"])
     if not documents or not distinct or connection.vendor not in ("sqlite", "postgresql"):
         return Idf()
-    version = (connection.alias, connection.settings_dict["NAME"], documents, corpus["newest"])
+    # Chunk ids alone could come back (a rolled-back transaction resets SQLite's sequence);
+    # the newest document edit cannot.
+    edited = Document.objects.aggregate(edited=Max("updated_at"))["edited"]
+    version = (connection.alias, connection.settings_dict["NAME"], documents, corpus["newest"], edited)
     return Idf(documents=documents, counts=_counts.get(version, distinct))

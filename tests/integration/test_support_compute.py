@@ -8,8 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from answers.conf import conf
-from answers.models import Answer
+from answers.models import Answer, Chunk
 from answers.support.compute import acompute_support, compute_support
+from answers.support.corpus import corpus_idf
 
 TEACUPS = (
     "Walrus teacups are carved from driftwood by coastal carpenters. "
@@ -127,3 +128,16 @@ async def test_async_callers_get_the_same_record(answer_factory, topics):
     record = await acompute_support(answer)
     assert record == await sync_to_async(compute_support)(answer)
     assert [s["verdict"] for s in record["sentences"]] == ["supported", "uncited"]
+
+
+def test_word_weights_come_from_the_search_index_and_follow_corpus_changes(make_document, topics):
+    before = corpus_idf(["walrus", "lighthouse", "unheard"])
+    assert before.documents == Chunk.objects.count()
+    assert before.counts["walrus"] == 1
+    assert before.counts["unheard"] == 0
+    assert before("unheard") > before("walrus")
+
+    make_document(title="More walruses", body="A walrus naps. Walruses dive.")
+    after = corpus_idf(["walrus", "lighthouse"])
+    assert after.counts["walrus"] == 2  # the index stems "walruses" to "walrus"
+    assert after("walrus") < before("walrus")
