@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
 from answers.citations.normalize import DIALECTS
-from answers.conf import PROVIDERS, conf
+from answers.conf import PROVIDERS, SUPPORT_METHODS, conf
 
 _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
@@ -75,4 +75,23 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 id="answers.E014",
             )
         )
+    errors += _check_support()
+    return errors
+
+
+def _check_support() -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    if conf.SUPPORT_METHOD not in SUPPORT_METHODS:
+        try:
+            import_string(conf.SUPPORT_METHOD)
+        except ImportError as exc:
+            errors.append(
+                Error(
+                    f"ANSWERS_SUPPORT_METHOD is {conf.SUPPORT_METHOD!r}, which cannot be imported: {exc}",
+                    hint=f"Use {' or '.join(map(repr, SUPPORT_METHODS))} or a support method's dotted path.",
+                    id="answers.E015",
+                )
+            )
+    if not 0.0 <= conf.SUPPORT_MIN <= 1.0:
+        errors.append(Error("ANSWERS_SUPPORT_MIN must be between 0 and 1.", id="answers.E016"))
     return errors

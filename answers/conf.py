@@ -12,6 +12,7 @@ PROVIDERS = {
     "extractive": "answers.providers.extractive.ExtractiveProvider",
     "openai": "answers.providers.openai_provider.OpenAIProvider",
 }
+SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
 
 
 class AnswersSettings:
@@ -103,6 +104,16 @@ class AnswersSettings:
         result) that use the database at once, each giving its connection back after; the rest
         queue. Generation itself is not limited."""
         return int(getattr(settings, "ANSWERS_PIPELINE_DB_WORKERS", 8))
+
+    @property
+    def SUPPORT_METHOD(self) -> str:
+        """ "lexical" (default), "judge", or a dotted path to a SupportMethod class."""
+        return str(getattr(settings, "ANSWERS_SUPPORT_METHOD", "lexical") or "lexical")
+
+    @property
+    def SUPPORT_MIN(self) -> float:
+        """Support score (0..1) at or above which a source counts as supporting a sentence."""
+        return float(getattr(settings, "ANSWERS_SUPPORT_MIN", 0.5))
 
     @property
     def MAX_QUESTION_LENGTH(self) -> int:

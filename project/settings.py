@@ -234,6 +234,11 @@ ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
 ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
 # Pipeline steps that use the database at once, per process (answers/pipeline/).
 ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, int))
+# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model).
+# 0.5 is the highest bar that flags no clear supported pair of bench/support_labeled.jsonl
+# (paraphrases score from 0.51) and flags 29 of 30 unrelated ones (BENCHMARKS.md, "Support check").
+ANSWERS_SUPPORT_METHOD = os.environ.get("ANSWERS_SUPPORT_METHOD", "lexical")
+ANSWERS_SUPPORT_MIN = env_number("ANSWERS_SUPPORT_MIN", 0.5)
 ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 

@@ -80,6 +80,10 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_MARKER_DIALECTS": "all,none"}, ["answers.E014"]),
         ({"ANSWERS_MARKER_DIALECTS": "none"}, []),
         ({"ANSWERS_MARKER_DIALECTS": "fullwidth, dagger,footnote-definition"}, []),
+        ({"ANSWERS_SUPPORT_METHOD": "no.such.Method"}, ["answers.E015"]),
+        ({"ANSWERS_SUPPORT_METHOD": "judge"}, []),
+        ({"ANSWERS_SUPPORT_MIN": 1.5}, ["answers.E016"]),
+        ({"ANSWERS_SUPPORT_MIN": -0.1}, ["answers.E016"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

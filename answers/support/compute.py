@@ -1,0 +1,80 @@
+"""compute_support(answer): a stored, finished answer's support record, read from its trail (no writes).
+
+The Django side of answers.support: reads the final text and the AnswerSource
+rows (original and final numbers, status, excerpt, quotes where stored), weighs
+words by the corpus (answers.support.corpus), runs the configured method
+(ANSWERS_SUPPORT_METHOD, bar ANSWERS_SUPPORT_MIN) and returns the record
+(answers.support.record). Storing it, and logging a failure instead of failing
+the answer, is the caller's part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.utils.module_loading import import_string
+
+from answers.conf import conf
+from answers.models import Answer
+from answers.providers.registry import get_provider
+from answers.support.corpus import corpus_idf
+from answers.support.judge import JudgeMethod
+from answers.support.lexical import content_words
+from answers.support.methods import (
+    LexicalMethod,
+    SupportInputs,
+    SupportMethod,
+    support_inputs,
+    support_record,
+)
+from answers.support.record import SourceText
+
+
+def get_support_method(name: str | None = None) -> SupportMethod:
+    """The method named by ANSWERS_SUPPORT_METHOD: "lexical", "judge" or a dotted class path."""
+    name = conf.SUPPORT_METHOD if name is None else name
+    if name == "lexical":
+        return LexicalMethod()
+    if name == "judge":
+        return JudgeMethod(get_provider("openai"))
+    method: SupportMethod = import_string(name)()
+    return method
+
+
+def load_inputs(answer: Answer) -> SupportInputs:
+    """What the methods read about `answer`: its final text, its sources and the corpus weights."""
+    if answer.status != Answer.Status.DONE:
+        raise ValueError(f"Answer {answer.pk} is {answer.status}: support is computed for done answers only.")
+    rows = sorted(answer.sources.all(), key=lambda s: s.original_number)
+    sources = [SourceText(s.original_number, s.final_number, s.excerpt) for s in rows]
+    # Quotes live on the trail once the native-citations provider stores them.
+    quotes = {s.original_number: list(getattr(s, "quotes", None) or []) for s in rows}
+    inputs = support_inputs(answer.final_text, sources, quotes=quotes)
+    words = [w for sentence in inputs.sentences for w in content_words(sentence.body)]
+    return replace(inputs, idf=corpus_idf(words))
+
+
+def compute_support(
+    answer: Answer, *, method: SupportMethod | None = None, min_score: float | None = None
+) -> dict[str, Any]:
+    """The support record of a done answer (API.md, trail `support`). Sync: not from async code."""
+    inputs = load_inputs(answer)
+    return async_to_sync(support_record)(
+        inputs,
+        method=method or get_support_method(),
+        min_score=conf.SUPPORT_MIN if min_score is None else min_score,
+    )
+
+
+async def acompute_support(
+    answer: Answer, *, method: SupportMethod | None = None, min_score: float | None = None
+) -> dict[str, Any]:
+    """compute_support for async callers (the pipeline, after `done`)."""
+    inputs = await sync_to_async(load_inputs)(answer)
+    return await support_record(
+        inputs,
+        method=method or get_support_method(),
+        min_score=conf.SUPPORT_MIN if min_score is None else min_score,
+    )
