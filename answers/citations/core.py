@@ -6,6 +6,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate, chain, compress
 from operator import sub
 from typing import Generic, Protocol, TypeVar
@@ -117,6 +118,17 @@ def _ranges_in_bounds(listed: str) -> bool:
 
 def _members(written: str) -> tuple[int, ...]:
     """A marker's members, from its text: written order, ranges expanded, repeats removed (first kept)."""
+    # Answers repeat the same few short markers: each is parsed once. Long ones are not kept.
+    return _short_members(written) if len(written) <= 64 else _parse_members(written)
+
+
+@lru_cache(maxsize=4096)
+def _short_members(written: str) -> tuple[int, ...]:
+    return _parse_members(written)
+
+
+def _parse_members(written: str) -> tuple[int, ...]:
+    """Parse a marker's text into its members (see _members)."""
     inner = written[1:-1]
     if "-" in inner or "\u2013" in inner:
         lows, highs = _bounds(inner)

@@ -135,7 +135,7 @@ def final_markers(record: list[dict[str, Any]]) -> list[Marker]:
 
 def compute_trail(raw_text: str, source_count: int) -> Trail:
     """Strip, then finalize, exactly as docs/citations.md orders, recording what each step decided."""
-    recorder = _Recorder(source_count)
+    recorder = _Recorder(source_count, len(raw_text))
     stripped = strip_out_of_range_markers(raw_text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
     final = finalize_citations(stripped.text, numbers)
@@ -207,8 +207,10 @@ class _Recorder:
     span comes from the raw positions of its first and last characters.
     """
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, size: int) -> None:
         self._count = count
+        self._size = size  # of the raw text
+        self._identity: array[int] | None = None
         self._positions: array[int] | None = None  # None: the raw text itself, unchanged
         self._passes = 0
         self._found: list[_Found] = []
@@ -219,7 +221,9 @@ class _Recorder:
 
     def _slice(self, start: int, end: int) -> array[int]:
         if self._positions is None:
-            return array("q", range(start, end))
+            if self._identity is None:  # the raw text's own positions, made once
+                self._identity = array("q", range(self._size))
+            return self._identity[start:end]
         return self._positions[start:end]
 
     def _rendered(self, start: int, end: int, size: int) -> array[int]:
