@@ -10,6 +10,7 @@ from enum import Enum
 from django.db.models import Prefetch, QuerySet
 
 from answers.citations.trail import compute_trail
+from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.pipeline.store import SOURCE_OUTCOME_FIELDS
 
@@ -31,7 +32,7 @@ def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]
     if numbers != list(range(1, len(sources) + 1)):
         return [f"sources are numbered {numbers}, expected 1..{len(sources)}"]
 
-    trail = compute_trail(answer.raw_text, len(sources))
+    trail = compute_trail(answer.raw_text, len(sources), dialects=conf.MARKER_DIALECTS)
     differences = []
     if answer.final_text != trail.final_text:
         differences.append(
@@ -41,6 +42,9 @@ def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]
         differences.append(f"stripped differs: stored {answer.stripped!r}, recomputed {trail.stripped!r}")
     if answer.fallback != trail.fallback:
         differences.append(f"fallback differs: stored {answer.fallback}, recomputed {trail.fallback}")
+    normalized = trail.normalized_json()
+    if answer.normalized != normalized:
+        differences.append(f"normalized differs: stored {answer.normalized!r}, recomputed {normalized!r}")
     markers = trail.markers_json()
     if answer.markers != markers:
         differences.append(

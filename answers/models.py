@@ -113,6 +113,12 @@ class Answer(models.Model):
         editable=False,
         help_text="Every marker's decision, from the raw text to the final one (answers.citations.trail).",
     )
+    normalized = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="Marker dialects rewritten before stripping ({dialect, text} in the order met).",
+    )
     truncated = models.BooleanField(default=False)
     error_kind = models.CharField(
         max_length=32, blank=True

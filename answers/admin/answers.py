@@ -75,16 +75,26 @@ class RenumberedFilter(_YesNoFilter):
         return None
 
 
-class HasStrippedFilter(_YesNoFilter):
+class _RecordedFilter(_YesNoFilter):
+    """Whether the trail's list field `parameter_name` recorded anything."""
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        empty: dict[str, list[object]] = {str(self.parameter_name): []}
+        if self.value() == "yes":
+            return queryset.exclude(**empty)
+        if self.value() == "no":
+            return queryset.filter(**empty)
+        return None
+
+
+class HasStrippedFilter(_RecordedFilter):
     title = "has stripped markers"
     parameter_name = "stripped"
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() == "yes":
-            return queryset.exclude(stripped=[])
-        if self.value() == "no":
-            return queryset.filter(stripped=[])
-        return None
+
+class HasNormalizedFilter(_RecordedFilter):
+    title = "normalized markers"
+    parameter_name = "normalized"
 
 
 class VerdictFilter(admin.SimpleListFilter):
@@ -133,6 +143,7 @@ class AnswerAdmin(_AnswerAdminBase):
         HasDroppedFilter,
         RenumberedFilter,
         HasStrippedFilter,
+        HasNormalizedFilter,
         VerdictFilter,
         "created_at",
     )
@@ -153,6 +164,7 @@ class AnswerAdmin(_AnswerAdminBase):
                     "text_comparison",
                     "marker_decisions",
                     "renumbering",
+                    "normalized_markers",
                     "stripped_members",
                     "fallback",
                 )
@@ -273,6 +285,10 @@ class AnswerAdmin(_AnswerAdminBase):
     @admin.display(description="renumbering")
     def renumbering(self, obj: Answer) -> SafeString:
         return _panel("renumbering.html", rows=source_rows(_sources(obj)), fallback=obj.fallback)
+
+    @admin.display(description="normalized dialects")
+    def normalized_markers(self, obj: Answer) -> SafeString:
+        return _panel("normalized.html", normalized=list(obj.normalized))
 
     @admin.display(description="stripped markers")
     def stripped_members(self, obj: Answer) -> SafeString:

@@ -149,10 +149,18 @@ class MarkerDecisionSerializer(serializers.Serializer[dict[str, Any]]):
     final_members = serializers.ListField(child=serializers.IntegerField())
 
 
+class NormalizedSerializer(serializers.Serializer[dict[str, str]]):
+    """One dialect rewrite: which dialect, and the exact text the model wrote."""
+
+    dialect = serializers.CharField()
+    text = serializers.CharField()
+
+
 class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     text = serializers.CharField(source="final_text")
     sources = TrailSourceSerializer(many=True)
     markers = MarkerDecisionSerializer(many=True)
+    normalized = NormalizedSerializer(many=True)
     error = serializers.SerializerMethodField()
 
     class Meta:
@@ -166,6 +174,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "text",
             "stripped",
             "markers",
+            "normalized",
             "fallback",
             "truncated",
             "provider",

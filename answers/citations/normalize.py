@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heapify, heappop, heapreplace
 
@@ -16,9 +16,20 @@ DIALECTS = ("footnote-definition", "double", "fullwidth", "dagger", "label", "fo
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """One dialect marker: where it stood in the input, and what stands there in the output."""
+
+    dialect: str
+    start: int  # in the input
+    end: int
+    replacement: str  # "[M]", or "" for a removed footnote definition line
+
+
+@dataclass(frozen=True)
 class Normalized:
     text: str
     found: list[tuple[str, str]]  # (dialect name, the exact text rewritten or removed), in the order met
+    rewrites: list[Rewrite] = field(default_factory=list)  # the same, with positions (for the trail)
 
 
 # --- The grammar --------------------------------------------------------------
@@ -242,6 +253,7 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
     scan = _Scan(text)
     out: list[str] = []
     found: list[tuple[str, str]] = []
+    rewrites: list[Rewrite] = []
     done = 0  # where the text not yet copied to `out` starts
     while heap:
         start, n, stream = heap[0]
@@ -257,6 +269,7 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
                 done_at, replacement = verdict
                 out += (text[done:start], replacement)
                 found.append((name, text[start:done_at]))
+                rewrites.append(Rewrite(name, start, done_at, replacement))
                 done = done_at
                 if match.end() > done:  # a shorter dialect after a refused one: finditer() went past it
                     at = done
@@ -272,4 +285,4 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
         else:
             heapreplace(heap, (following.start(), n, stream))
     out.append(text[done:])
-    return Normalized("".join(out), found)
+    return Normalized("".join(out), found, rewrites)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from answers.citations.core import (
     scan_markers,
     strip_out_of_range_markers,
 )
+from answers.citations.normalize import Rewrite, normalize_markers
 
 
 class SourceStatus(enum.StrEnum):
@@ -112,7 +114,7 @@ class Trail:
     sources: list[SourceOutcome]  # in retrieval order, one per retrieved source
     markers: list[MarkerDecision]  # by raw_start, then pass
     # (dialect name, the text rewritten or removed) per normalize_markers() rewrite, in the
-    # order met: the record of step 0, which compute_trail does not run yet (issue 16).
+    # order met: the record of step 0.
     normalized: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -121,6 +123,10 @@ class Trail:
 
     def markers_json(self) -> list[dict[str, Any]]:
         return [marker.as_json() for marker in self.markers]
+
+    def normalized_json(self) -> list[dict[str, str]]:
+        """The stored form of `normalized` (Answer.normalized, the trail API's `normalized`)."""
+        return [{"dialect": dialect, "text": text} for dialect, text in self.normalized]
 
 
 def final_markers(record: list[dict[str, Any]]) -> list[Marker]:
@@ -133,19 +139,27 @@ def final_markers(record: list[dict[str, Any]]) -> list[Marker]:
     return sorted(found, key=lambda marker: marker.start)
 
 
-def compute_trail(raw_text: str, source_count: int) -> Trail:
-    """Strip, then finalize, exactly as docs/citations.md orders, recording what each step decided."""
-    recorder = _Recorder(source_count, len(raw_text))
-    stripped = strip_out_of_range_markers(raw_text, source_count, recorder)
+def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str] | None = None) -> Trail:
+    """Normalize, strip, then finalize, as docs/citations.md orders, recording what each step decided.
+
+    `dialects` are the dialect names normalize applies (None: all; ANSWERS_MARKER_DIALECTS).
+    Every span in the record is in the raw text as the model wrote it.
+    """
+    normalized = normalize_markers(raw_text, dialects)
+    text = normalized.text
+    origin = _origin(raw_text, normalized.rewrites) if normalized.rewrites else None
+    recorder = _Recorder(source_count, len(text), origin)
+    stripped = strip_out_of_range_markers(text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
     final = finalize_citations(stripped.text, numbers)
-    markers = recorder.decisions(stripped.text, final.text)
+    dialect_at = {(r.start, r.end): r.dialect for r in normalized.rewrites if r.replacement}
+    markers = recorder.decisions(stripped.text, final.text, dialect_at)
 
     first_offset: dict[int, int] = {}
-    for marker in scan_markers(raw_text):
+    for marker in scan_markers(text):
         for member in marker.members:
             if 1 <= member <= source_count:
-                first_offset.setdefault(member, marker.start)
+                first_offset.setdefault(member, marker.start if origin is None else origin[marker.start])
 
     counts: dict[int, int] = {}
     for decision in markers:
@@ -176,7 +190,27 @@ def compute_trail(raw_text: str, source_count: int) -> Trail:
         fallback=final.fallback,
         sources=outcomes,
         markers=markers,
+        normalized=normalized.found,
     )
+
+
+def _origin(raw_text: str, rewrites: list[Rewrite]) -> array[int]:
+    """For each character of the normalized text, its position in the raw text.
+
+    A rewritten marker's characters all come from its dialect marker: its first
+    one from the dialect's first character, the rest from its last, so the
+    marker's raw span is the whole dialect marker.
+    """
+    origin = array("q")
+    copied = 0
+    for rewrite in rewrites:
+        origin.extend(range(copied, rewrite.start))
+        if rewrite.replacement:
+            origin.append(rewrite.start)
+            origin.extend([rewrite.end - 1] * (len(rewrite.replacement) - 1))
+        copied = rewrite.end
+    origin.extend(range(copied, len(raw_text)))
+    return origin
 
 
 # --- Following strip's passes ------------------------------------------------------
@@ -207,21 +241,25 @@ class _Recorder:
     span comes from the raw positions of its first and last characters.
     """
 
-    def __init__(self, count: int, size: int) -> None:
+    def __init__(self, count: int, size: int, origin: array[int] | None = None) -> None:
         self._count = count
-        self._size = size  # of the raw text
-        self._identity: array[int] | None = None
+        self._size = size  # of the text strip starts from
+        # The raw position of each character of that text: None while it is the raw text itself,
+        # else the map through normalize's rewrites.
+        self._identity: array[int] | None = origin
         self._positions: array[int] | None = None  # None: the raw text itself, unchanged
         self._passes = 0
         self._found: list[_Found] = []
         self._live: dict[tuple[int, int], _Found] = {}  # by raw span, every marker not removed
 
     def _at(self, i: int) -> int:
-        return i if self._positions is None else self._positions[i]
+        if self._positions is None:
+            return i if self._identity is None else self._identity[i]
+        return self._positions[i]
 
     def _slice(self, start: int, end: int) -> array[int]:
         if self._positions is None:
-            if self._identity is None:  # the raw text's own positions, made once
+            if self._identity is None:  # the raw text's own positions, made once when needed
                 self._identity = array("q", range(self._size))
             return self._identity[start:end]
         return self._positions[start:end]
@@ -296,7 +334,9 @@ class _Recorder:
         positions += self._slice(copied, len(draft.base))
         self._positions = positions
 
-    def decisions(self, stripped_text: str, final_text: str) -> list[MarkerDecision]:
+    def decisions(
+        self, stripped_text: str, final_text: str, dialect_at: dict[tuple[int, int], str]
+    ) -> list[MarkerDecision]:
         """Every marker's decision, once `stripped_text` is strip's result and `final_text` finalize's."""
         # Finalize rewrites each marker in place, so the markers of both texts pair up in order.
         for before, after in zip(scan_markers(stripped_text), scan_markers(final_text), strict=True):
@@ -323,6 +363,10 @@ class _Recorder:
                     final_end=None if final is None else final.end,
                     final=None if final is None else final_text[final.start : final.end],
                     final_members=() if final is None else final.members,
+                    # A marker of the first pass that stands where a dialect marker stood came from it.
+                    dialect=dialect_at.get((found.raw_start, found.raw_end))
+                    if found.pass_number == 1
+                    else None,
                 )
             )
         decisions.sort(key=lambda d: (d.raw_start, d.pass_number))

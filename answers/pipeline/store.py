@@ -32,6 +32,7 @@ _COMPLETED_FIELDS = [
     "stripped",
     "fallback",
     "markers",
+    "normalized",
     "status",
     "first_piece_ms",
     "generation_ms",
@@ -113,12 +114,13 @@ def answer_complete(
         if answer.status != Answer.Status.STREAMING:
             return answer  # failed meanwhile (reaped as stale): that verdict was already published
         sources = {s.original_number: s for s in answer.sources.all()}
-        trail = compute_trail(raw_text, len(sources))
+        trail = compute_trail(raw_text, len(sources), dialects=conf.MARKER_DIALECTS)
         answer.raw_text = raw_text
         answer.final_text = trail.final_text
         answer.stripped = trail.stripped
         answer.fallback = trail.fallback
         answer.markers = trail.markers_json()
+        answer.normalized = trail.normalized_json()
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms
         answer.generation_ms = generation_ms

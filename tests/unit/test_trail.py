@@ -6,10 +6,12 @@ import json
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from answers.citations import finalize_citations, scan_markers, strip_out_of_range_markers
+from answers.citations.normalize import normalize_markers
 from answers.citations.trail import MarkerDecision, MarkerOutcome, SourceStatus, Trail, compute_trail
-from tests.fixtures.citation_texts import PROPERTY, source_counts, texts
+from tests.fixtures.citation_texts import PROPERTY, source_counts, texts, with_dialects
 
 KEPT, REWRITTEN, REMOVED, UNMARKED = MarkerOutcome
 
@@ -208,8 +210,48 @@ def test_json_form_follows_the_stored_schema() -> None:
     }
 
 
-def test_nothing_normalized_yet() -> None:
-    assert compute_trail("See [citation:1].", 1).normalized == []
+@pytest.mark.parametrize(
+    ("raw", "dialects", "final", "normalized", "spans"),
+    [
+        pytest.param(
+            "A 【2】 b 【1】.",
+            None,
+            "A [1] b [2].",
+            [("fullwidth", "【2】"), ("fullwidth", "【1】")],
+            [("【2】", "fullwidth", "[1]"), ("【1】", "fullwidth", "[2]")],
+            id="fullwidth-renumbered",
+        ),
+        pytest.param(
+            "A [citation:2] b [9] [^1].\n\n[^1]: foo\n",
+            None,
+            "A [1] b [2].\n\n",
+            [("label", "[citation:2]"), ("footnote", "[^1]"), ("footnote-definition", "[^1]: foo\n")],
+            [("[citation:2]", "label", "[1]"), ("[9]", None, None), ("[^1]", "footnote", "[2]")],
+            id="label-footnote-and-its-definition",
+        ),
+        pytest.param(
+            "x [[9]] y [doc1]",
+            None,
+            "x y [1]",
+            [("double", "[[9]]"), ("label", "[doc1]")],
+            [("[[9]]", "double", None), ("[doc1]", "label", "[1]")],
+            id="a-dialect-marker-stripped",
+        ),
+        pytest.param(
+            "A 【2】 b [1].",
+            set(),
+            "A 【2】 b [1].",
+            [],
+            [("[1]", None, "[1]")],
+            id="dialects-off",
+        ),
+    ],
+)
+def test_dialects_are_normalized_and_recorded_at_their_raw_spans(raw, dialects, final, normalized, spans):
+    trail = compute_trail(raw, 2, dialects=dialects)
+    assert trail.final_text == final
+    assert trail.normalized == normalized
+    assert [(raw[m.raw_start : m.raw_end], m.dialect, m.final) for m in trail.markers] == spans
 
 
 def test_deep_nesting_records_one_pass_per_level() -> None:
@@ -231,11 +273,13 @@ def _is_subsequence(small: str, big: str) -> bool:
 
 
 @PROPERTY
-@given(texts, source_counts)
-def test_trail_agrees_with_strip_and_finalize(raw: str, count: int) -> None:
-    stripped = strip_out_of_range_markers(raw, count)
+@given(st.one_of(texts, with_dialects), source_counts)
+def test_trail_agrees_with_normalize_strip_and_finalize(raw: str, count: int) -> None:
+    normalized = normalize_markers(raw)
+    stripped = strip_out_of_range_markers(normalized.text, count)
     final = finalize_citations(stripped.text, list(range(1, count + 1)))
     trail = compute_trail(raw, count)
+    assert trail.normalized == normalized.found
     assert (trail.final_text, trail.stripped, trail.fallback) == (
         final.text,
         stripped.stripped,
@@ -265,9 +309,29 @@ def test_every_final_marker_is_exactly_one_kept_or_rewritten_decision(raw: str, 
 @PROPERTY
 @given(texts, source_counts)
 def test_every_raw_marker_is_a_pass_1_decision(raw: str, count: int) -> None:
-    trail = compute_trail(raw, count)
+    trail = compute_trail(raw, count, dialects=set())
     first = [(m.raw_start, m.raw_end, m.written, m.members) for m in trail.markers if m.pass_number == 1]
     assert first == [(m.start, m.end, raw[m.start : m.end], m.members) for m in scan_markers(raw)]
+
+
+@PROPERTY
+@given(st.one_of(texts, with_dialects), source_counts)
+def test_every_normalized_marker_is_a_pass_1_decision_spanning_what_the_model_wrote(
+    raw: str, count: int
+) -> None:
+    normalized = normalize_markers(raw)
+    trail = compute_trail(raw, count)
+    first = [m for m in trail.markers if m.pass_number == 1]
+    assert [(m.written, m.members) for m in first] == [
+        (normalized.text[m.start : m.end], m.members) for m in scan_markers(normalized.text)
+    ]
+    rewritten = {(r.start, r.end): r for r in normalized.rewrites if r.replacement}
+    for m in first:
+        if m.dialect is None:
+            assert raw[m.raw_start : m.raw_end] == m.written
+        else:
+            assert rewritten[(m.raw_start, m.raw_end)].dialect == m.dialect
+            assert rewritten[(m.raw_start, m.raw_end)].replacement == m.written
 
 
 @PROPERTY
