@@ -81,6 +81,7 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "renumbered": percent(row.renumbered_share),
         "fallback": percent(row.fallback_share),
         "stripped": percent(row.stripped_share),
+        "normalized": percent(row.normalized_share),
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
@@ -92,6 +93,7 @@ CHART_METRICS = (
     ("renumbered", "renumbered", "#447e9b"),
     ("fallback", "fallback", "#8a6fb0"),
     ("stripped", "stripped markers", "#c0392b"),
+    ("normalized", "markers repaired (dialects)", "#2e8b57"),
     ("failed", "failed", "#555555"),
 )
 CHART_LABEL_WIDTH = 220

@@ -168,6 +168,7 @@ class HealthRow:
     renumbered: int
     fallback: int
     with_stripped: int
+    with_normalized: int  # of the done answers: markers that needed a dialect repair
     retrieved: int  # sources of the done answers
     cited: int
 
@@ -192,6 +193,10 @@ class HealthRow:
         return self._share(self.with_stripped, self.done)
 
     @property
+    def normalized_share(self) -> float | None:
+        return self._share(self.with_normalized, self.done)
+
+    @property
     def failed_share(self) -> float | None:
         return self._share(self.failed, self.answers)
 
@@ -207,7 +212,7 @@ class HealthRow:
 def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     """Per provider/model, answers created in [since, until): counts the health page turns into shares.
 
-    Shares of dropped/renumbered/fallback/stripped are over the finished (done)
+    Shares of dropped/renumbered/fallback/stripped/normalized are over the finished (done)
     answers; the failed share is over all answers. Two grouped queries.
     """
     period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
@@ -223,6 +228,7 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
             renumbered=Count("pk", filter=done & Q(renumbered_expression())),
             fallback=Count("pk", filter=done & Q(fallback=True)),
             with_stripped=Count("pk", filter=done & ~Q(stripped=[])),
+            with_normalized=Count("pk", filter=done & ~Q(normalized=[])),
         )
     )
     sources = (

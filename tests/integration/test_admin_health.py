@@ -89,6 +89,7 @@ def test_health_page_shows_the_figures_and_a_chart(admin_client, known_answers):
         "renumbered": "50%",
         "fallback": "25%",
         "stripped": "25%",
+        "normalized": "0%",
         "failed": "20%",
         "avg_retrieved": "2.75",
         "avg_cited": "1.25",
@@ -135,3 +136,16 @@ def test_health_page_for_qa_reviewers_only(client, django_user_model):
     assert client.get(url).status_code == 403
     staff.groups.add(Group.objects.get(name="QA reviewers"))
     assert client.get(url).status_code == 200
+
+
+def test_the_share_of_answers_whose_markers_needed_repair_per_model(admin_client, answer_factory):
+    answer_factory(text="A 【2】 b [citation:1].", source_count=2, provider_name="gamma", model="g-1")
+    answer_factory(text="A [2] b [1].", source_count=2, provider_name="gamma", model="g-1")
+    answer_factory(text="A [1].", source_count=1, provider_name="delta", model="d-1")
+
+    rows = {(r.provider, r.model): r for r in citation_health(**period())}
+    assert (rows["gamma", "g-1"].with_normalized, rows["gamma", "g-1"].normalized_share) == (1, 0.5)
+    assert rows["delta", "d-1"].normalized_share == 0.0
+    html = admin_client.get(reverse(HEALTH)).content.decode()
+    assert "<th>markers repaired</th>" in html
+    assert "<title>markers repaired (dialects): 50%</title>" in html
