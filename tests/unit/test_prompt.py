@@ -126,3 +126,10 @@ def test_prompt_and_extractive_import_without_django() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
 
     assert result.returncode == 0, result.stderr
+
+
+def test_the_citation_form_is_stated_once_plainly() -> None:
+    prompt = build_prompt("Why?", [])
+    text = "\n".join(m["content"] for m in prompt.messages)
+    assert text.count("[n]") == 1
+    assert "plain square brackets, [n]" in SYSTEM_PROMPT
