@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
-from answers.conf import PROVIDERS, conf
+from answers.conf import EMBEDDINGS, PROVIDERS, conf
 
 _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
@@ -65,4 +65,35 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(Error("DATABASE_POOL_SIZE must be 0 (no pool) or more.", id="answers.E012"))
     if getattr(settings, "DATABASE_POOL_TIMEOUT", 1) <= 0:
         errors.append(Error("DATABASE_POOL_TIMEOUT must be a positive number of seconds.", id="answers.E013"))
+    return errors
+
+
+@register()
+def check_embeddings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Dense retrieval's settings (answers.retrieval.embeddings): ids from E020 up."""
+    errors: list[CheckMessage] = []
+    if conf.EMBEDDINGS not in EMBEDDINGS:
+        errors.append(
+            Error(
+                f"ANSWERS_EMBEDDINGS is {conf.EMBEDDINGS!r}, which is not a known embeddings client.",
+                hint=f"Use one of: {', '.join(EMBEDDINGS)}.",
+                id="answers.E020",
+            )
+        )
+    if conf.EMBEDDINGS == "openai" and not conf.EMBEDDING_MODEL:
+        errors.append(
+            Error("ANSWERS_EMBEDDING_MODEL is required with ANSWERS_EMBEDDINGS 'openai'.", id="answers.E021")
+        )
+    if conf.EMBEDDINGS == "openai" and conf.EMBEDDING_DIMENSIONS < 1:
+        errors.append(
+            Error(
+                "ANSWERS_EMBEDDING_DIMENSIONS (the model's vector size) is required when"
+                " ANSWERS_EMBEDDINGS is 'openai'.",
+                id="answers.E022",
+            )
+        )
+    if conf.EMBEDDINGS_TIMEOUT <= 0:
+        errors.append(
+            Error("ANSWERS_EMBEDDINGS_TIMEOUT must be a positive number of seconds.", id="answers.E023")
+        )
     return errors

@@ -13,6 +13,8 @@ pytest_plugins = [
     "tests.fixtures.content",
     "tests.fixtures.providers",
     "tests.fixtures.answers",
+    "tests.fixtures.embeddings_server",
+    "tests.fixtures.pgvector",
 ]
 
 # Property tests must be repeatable on CI: same examples every run.

@@ -71,6 +71,18 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"DATABASE_POOL_SIZE": -1}, ["answers.E012"]),
         ({"DATABASE_POOL_SIZE": 0}, []),
         ({"DATABASE_POOL_TIMEOUT": 0}, ["answers.E013"]),
+        ({"ANSWERS_EMBEDDINGS": "magic"}, ["answers.E020"]),
+        ({"ANSWERS_EMBEDDINGS": "openai", "ANSWERS_EMBEDDING_DIMENSIONS": 64}, ["answers.E021"]),
+        ({"ANSWERS_EMBEDDINGS": "openai", "ANSWERS_EMBEDDING_MODEL": "m"}, ["answers.E022"]),
+        (
+            {
+                "ANSWERS_EMBEDDINGS": "openai",
+                "ANSWERS_EMBEDDING_MODEL": "m",
+                "ANSWERS_EMBEDDING_DIMENSIONS": 8,
+            },
+            [],
+        ),
+        ({"ANSWERS_EMBEDDINGS_TIMEOUT": 0}, ["answers.E023"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
