@@ -96,4 +96,6 @@ def check_embeddings(app_configs: Sequence[AppConfig] | None = None, **kwargs: A
         errors.append(
             Error("ANSWERS_EMBEDDINGS_TIMEOUT must be a positive number of seconds.", id="answers.E023")
         )
+    if conf.PGVECTOR_INDEX not in ("hnsw", "none"):
+        errors.append(Error("ANSWERS_PGVECTOR_INDEX must be 'hnsw' or 'none'.", id="answers.E024"))
     return errors

@@ -114,5 +114,10 @@ class AnswersSettings:
         """Seconds a question's embedding may take, retries included, before retrieval goes lexical."""
         return float(getattr(settings, "ANSWERS_EMBEDDINGS_TIMEOUT", 5.0))
 
+    @property
+    def PGVECTOR_INDEX(self) -> str:
+        """ "hnsw" (an HNSW cosine index per dimension) or "none" (PostgreSQL scans every vector)."""
+        return str(getattr(settings, "ANSWERS_PGVECTOR_INDEX", "hnsw") or "hnsw")
+
 
 conf = AnswersSettings()

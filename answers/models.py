@@ -278,7 +278,7 @@ class ChunkEmbedding(models.Model):
     """A chunk's vector and the model it came from (answers.retrieval.dense; one per chunk).
 
     `vector` holds little-endian float32s (the SQLite search reads it). On PostgreSQL
-    with embeddings on, migration 0007 adds a pgvector column `embedding` that holds
+    with embeddings on, migration 0007 adds a pgvector `halfvec` column `embedding` that holds
     the vector instead (with an HNSW cosine index per dimension); `vector` stays empty.
     Deleting a chunk (so a document) deletes its vector.
     """

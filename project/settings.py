@@ -240,6 +240,8 @@ ANSWERS_EMBEDDINGS_API_KEY = os.environ.get("ANSWERS_EMBEDDINGS_API_KEY") or ANS
 ANSWERS_EMBEDDING_MODEL = os.environ.get("ANSWERS_EMBEDDING_MODEL", "")
 ANSWERS_EMBEDDING_DIMENSIONS = int(env_number("ANSWERS_EMBEDDING_DIMENSIONS", 0, int))
 ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
+# "hnsw" (approximate, fast) or "none" (exact scan): a pgvector built for another CPU dies building it.
+ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

