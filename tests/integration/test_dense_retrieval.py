@@ -7,6 +7,7 @@ without pgvector (Debian's) it skips: that run is the pgvector one's job.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from django.test import override_settings
 
 from answers import content
 from answers.models import Answer, ChunkEmbedding, Document
-from answers.retrieval import retrieve
+from answers.retrieval import dense, retrieve
 from answers.retrieval.embeddings import embed_chunks, stale_chunk_ids
 from tests.fixtures.embeddings_server import EmbeddingsOn
 
@@ -283,3 +284,37 @@ def test_the_json_path_completes_lexically_when_the_server_is_down(
     assert answer.status == "done"
     assert answer.sources.get(original_number=1).document.key == "pydoc:with"
     assert answer.retrieval_trace["dense"]["status"] == "fallback"
+
+
+@pytest.fixture
+def postgres_without_pgvector(demo_corpus: list[Document]) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("about PostgreSQL servers without pgvector")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        if cursor.fetchone() is not None:
+            pytest.skip("this PostgreSQL has pgvector")
+
+
+def test_the_migration_fails_clearly_without_pgvector(
+    postgres_without_pgvector: None, embeddings_on: EmbeddingsOn
+) -> None:
+    migration = importlib.import_module("answers.migrations.0007_chunk_embedding")
+    with (
+        connection.schema_editor() as editor,
+        pytest.raises(dense.PgvectorMissing, match="no pgvector extension"),
+    ):
+        migration.add_vector_column(None, editor)
+
+
+def test_answers_stay_lexical_when_postgresql_has_no_vectors(
+    postgres_without_pgvector: None, embeddings_on: EmbeddingsOn
+) -> None:
+    with override_settings(ANSWERS_EMBEDDINGS="none"):
+        lexical = _sources("How does the with statement work?")
+
+    result = retrieve("How does the with statement work?", min_score=DEFAULT_MIN_SCORE, max_sources=5)
+
+    assert result.trace["dense"]["status"] == "fallback"
+    assert "run `manage.py embed`" in result.trace["dense"]["reason"]
+    assert [(s.document_id, s.score, s.excerpt) for s in result.sources] == lexical
