@@ -41,14 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 
 from corpus import CHUNKS_PER_DOCUMENT, Corpus, analyze, insert  # noqa: E402
+from harness import percentile  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_dense.md"
 QUERIES = 100
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def run_one(db: str, sizes: list[int]) -> dict[str, Any]:
@@ -112,9 +108,9 @@ def run_one(db: str, sizes: list[int]) -> dict[str, Any]:
                 "embed_per_s_own": stored / own if own > 0 else 0.0,
                 "embed_per_s_wall": stored / wall if wall > 0 else 0.0,
                 "lexical_p50": statistics.median(lexical),
-                "lexical_p95": _percentile(lexical, 0.95),
+                "lexical_p95": percentile(lexical, 0.95),
                 "hybrid_p50": statistics.median(hybrid),
-                "hybrid_p95": _percentile(hybrid, 0.95),
+                "hybrid_p95": percentile(hybrid, 0.95),
                 "hybrid_no_embed_p50": statistics.median(hybrid_no_embed),
             }
             row["ratio_p50"] = row["hybrid_p50"] / row["lexical_p50"]
@@ -138,18 +134,23 @@ def _child(db: str, sizes: list[int]) -> dict[str, Any]:
                 import pgserver
             server = pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="stop")
             env.update(DATABASE_URL=server.get_uri(), DATABASE_POOL_SIZE="0", ANSWERS_PGVECTOR_INDEX="none")
+        out = Path(tmp) / "result.json"
+        command = [
+            sys.executable,
+            __file__,
+            "--child",
+            db,
+            "--out",
+            str(out),
+            "--sizes",
+            ",".join(map(str, sizes)),
+        ]
         try:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", db, "--sizes", ",".join(map(str, sizes))],
-                env=env,
-                check=True,
-                stdout=subprocess.PIPE,
-                text=True,
-            ).stdout
+            subprocess.run(command, env=env, check=True)
         finally:
             if server is not None:
                 server.cleanup()
-        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        result: dict[str, Any] = json.loads(out.read_text())
         return result
 
 
@@ -181,12 +182,13 @@ def main() -> None:
     parser.add_argument("--sizes", help="Comma-separated chunk counts (default 10000; --full adds 100000).")
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = (
         [int(s) for s in args.sizes.split(",")] if args.sizes else [10000, *([100000] if args.full else [])]
     )
     if args.child:
-        print(json.dumps(run_one(args.child, sizes)))
+        Path(args.out).write_text(json.dumps(run_one(args.child, sizes)))
         return
     dbs = ["sqlite", "postgres"] if args.db == "both" else [args.db]
     results = [_child(db, sizes) for db in dbs]

@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from answers import content
 from answers.models import Answer, ChunkEmbedding, Document
@@ -253,37 +253,28 @@ def test_the_api_key_is_never_logged(embedded: EmbeddingsOn, caplog: pytest.LogC
     assert embedded.server.requests  # the key did go to the server
 
 
-def test_the_json_path_answers_from_the_passage_found_by_meaning(
-    client: object, embedded: EmbeddingsOn, settings: object
+@pytest.mark.parametrize(
+    ("question", "server_up", "first", "dense"),
+    [
+        pytest.param("How do I bail out prematurely?", True, "pydoc:break", "used", id="found-by-meaning"),
+        pytest.param("How does the with statement work?", False, "pydoc:with", "fallback", id="server-down"),
+    ],
+)
+def test_the_json_path_answers_with_hybrid_retrieval_or_lexical_when_the_server_is_down(
+    client: Client, embedded: EmbeddingsOn, question: str, server_up: bool, first: str, dense: str
 ) -> None:
-    response = client.post(  # type: ignore[attr-defined]
-        "/api/answers/",
-        {"question": "How do I bail out prematurely?", "stream": False},
-        content_type="application/json",
+    if not server_up:
+        embedded.server.stop()
+
+    response = client.post(
+        "/api/answers/", {"question": question, "stream": False}, content_type="application/json"
     )
 
     assert response.status_code == 201, response.content
     answer = Answer.objects.get(id=response.json()["id"])
     assert answer.status == "done"
-    assert answer.sources.get(original_number=1).document.key == "pydoc:break"
-    assert answer.retrieval_trace["dense"]["status"] == "used"
-
-
-def test_the_json_path_completes_lexically_when_the_server_is_down(
-    client: object, embedded: EmbeddingsOn
-) -> None:
-    embedded.server.stop()
-    response = client.post(  # type: ignore[attr-defined]
-        "/api/answers/",
-        {"question": "How does the with statement work?", "stream": False},
-        content_type="application/json",
-    )
-
-    assert response.status_code == 201, response.content
-    answer = Answer.objects.get(id=response.json()["id"])
-    assert answer.status == "done"
-    assert answer.sources.get(original_number=1).document.key == "pydoc:with"
-    assert answer.retrieval_trace["dense"]["status"] == "fallback"
+    assert answer.sources.get(original_number=1).document.key == first
+    assert answer.retrieval_trace["dense"]["status"] == dense
 
 
 @pytest.fixture
