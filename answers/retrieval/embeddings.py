@@ -32,6 +32,9 @@ BATCH_SIZE = 64  # texts per request: what OpenAI, TEI and Ollama all accept
 BATCH_DEADLINE = 120.0  # seconds one batch may take at ingest, retries included
 QUESTION_CACHE_SECONDS = 300.0
 QUESTION_CACHE_SIZE = 512
+# After a failed question embedding, questions skip the server this long (lexical
+# retrieval at once) instead of each waiting out ANSWERS_EMBEDDINGS_TIMEOUT.
+PAUSE_AFTER_FAILURE = 30.0
 MAX_BACKOFF = 4.0
 
 
@@ -147,19 +150,33 @@ def get_client() -> EmbeddingsClient | None:
 
 _question_cache: OrderedDict[tuple[str | None, str, int, str], tuple[float, list[float]]] = OrderedDict()
 _question_lock = threading.Lock()
+_paused: dict[tuple[str | None, str], tuple[float, str]] = {}  # (server, model) -> (until, reason)
 
 
 def question_vector(client: EmbeddingsClient, question: str) -> list[float]:
-    """The question's vector; the same question within QUESTION_CACHE_SECONDS costs no request."""
+    """The question's vector; the same question within QUESTION_CACHE_SECONDS costs no request.
+
+    Raises EmbeddingsUnavailable, at once while the server is paused after a failure.
+    """
     key = (client.base_url, client.model, client.dimensions, question)
+    server = (client.base_url, client.model)
     now = time.monotonic()
     with _question_lock:
         hit = _question_cache.get(key)
         if hit is not None and hit[0] > now:
             _question_cache.move_to_end(key)
             return hit[1]
-    vector = client.embed([question], deadline=conf.EMBEDDINGS_TIMEOUT)[0]
+        until, reason = _paused.get(server, (0.0, ""))
+    if now < until:
+        raise EmbeddingsUnavailable(f"{reason}; not asked again for {until - now:.0f} s")
+    try:
+        vector = client.embed([question], deadline=conf.EMBEDDINGS_TIMEOUT)[0]
+    except EmbeddingsUnavailable as exc:
+        with _question_lock:
+            _paused[server] = (time.monotonic() + PAUSE_AFTER_FAILURE, exc.reason)
+        raise
     with _question_lock:
+        _paused.pop(server, None)
         _question_cache[key] = (now + QUESTION_CACHE_SECONDS, vector)
         while len(_question_cache) > QUESTION_CACHE_SIZE:
             _question_cache.popitem(last=False)
@@ -167,8 +184,10 @@ def question_vector(client: EmbeddingsClient, question: str) -> list[float]:
 
 
 def clear_question_cache() -> None:
+    """Forget cached question vectors and paused servers (tests; a server known to be back)."""
     with _question_lock:
         _question_cache.clear()
+        _paused.clear()
 
 
 # --- Chunks -----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from django.test import Client, override_settings
 from answers import content
 from answers.models import Answer, ChunkEmbedding, Document
 from answers.retrieval import dense, retrieve
-from answers.retrieval.embeddings import embed_chunks, stale_chunk_ids
+from answers.retrieval.embeddings import clear_question_cache, embed_chunks, stale_chunk_ids
 from tests.fixtures.embeddings_server import EmbeddingsOn
 
 pytestmark = pytest.mark.django_db
@@ -139,7 +139,12 @@ def test_a_server_stopped_mid_run_leaves_lexical_results_and_a_reason(embedded: 
     assert [(s.document_id, s.score, s.excerpt) for s in result.sources] == lexical
     assert "fusion" not in result.trace
 
-    embedded.server.start()  # back on the same port: the next question is hybrid again
+    paused = retrieve("What does the del statement do?", min_score=DEFAULT_MIN_SCORE, max_sources=5)
+    assert "not asked again for 30 s" in paused.trace["dense"]["reason"]  # no wait for the timeout
+    assert paused.trace["timings_ms"]["embed"] < 100
+
+    embedded.server.start()  # back on the same port; once the pause is over, questions are hybrid again
+    clear_question_cache()
     again = retrieve("How are exceptions raised?", min_score=DEFAULT_MIN_SCORE, max_sources=5)
     assert again.trace["dense"]["status"] == "used"
 
@@ -298,7 +303,7 @@ def test_the_migration_fails_clearly_without_pgvector(
         migration.add_vector_column(None, editor)
 
 
-def test_answers_stay_lexical_when_postgresql_has_no_vectors(
+def test_answers_stay_lexical_on_postgresql_without_pgvector(
     postgres_without_pgvector: None, embeddings_on: EmbeddingsOn
 ) -> None:
     with override_settings(ANSWERS_EMBEDDINGS="none"):
