@@ -55,7 +55,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 from django.utils.module_loading import import_string
 
 from answers.conf import conf
@@ -137,11 +137,15 @@ def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[
     embedded = time.perf_counter()
     index = dense.index_for(client.dimensions)
     try:
-        hits = index.nearest(vector, model=client.model, limit=limit)
-        fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[:limit]
-        similarity = {h.chunk_id: h.similarity for h in hits}
-        unknown = [f.key for f in fused if f.key not in similarity]
-        similarity.update(index.similarities(vector, unknown, model=client.model))
+        # A savepoint: a failed vector query must not poison a caller's transaction.
+        with transaction.atomic():
+            hits = index.nearest(vector, model=client.model, limit=limit)
+            fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[
+                :limit
+            ]
+            similarity = {h.chunk_id: h.similarity for h in hits}
+            unknown = [f.key for f in fused if f.key not in similarity]
+            similarity.update(index.similarities(vector, unknown, model=client.model))
     except DatabaseError as exc:
         # PostgreSQL before the first `embed` has no vector column yet (see dense.ensure_schema).
         trace["dense"] = {
