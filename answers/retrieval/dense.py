@@ -174,9 +174,11 @@ class PgvectorIndex:
     def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
         size = self.size
         distance = f"e.embedding::halfvec({size}) <=> %s::halfvec({size})"
+        # ORDER BY the output column: the distance is computed once a row, and the planner
+        # still matches it to the HNSW index's expression.
         sql = (
-            f"SELECT e.chunk_id, 1 - ({distance}) FROM {TABLE} AS e"  # noqa: S608 - ints and constants only
-            f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY {distance} LIMIT %s"
+            f"SELECT e.chunk_id, {distance} AS distance FROM {TABLE} AS e"  # noqa: S608 - ints, constants
+            f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY distance LIMIT %s"
         )
         literal = _pg_literal(vector)
         with transaction.atomic(), connection.cursor() as cursor:
@@ -184,9 +186,9 @@ class PgvectorIndex:
             # when vectors of another model of the same size share the index.
             cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}")
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(sql, [literal, model, literal, limit])
+            cursor.execute(sql, [literal, model, limit])
             rows = cursor.fetchall()
-        hits = [DenseHit(int(cid), float(sim)) for cid, sim in rows]
+        hits = [DenseHit(int(cid), 1.0 - float(distance)) for cid, distance in rows]
         hits.sort(key=lambda h: (-h.similarity, h.chunk_id))  # relaxed_order may be slightly out of order
         return hits
 
