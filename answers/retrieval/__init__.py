@@ -2,7 +2,8 @@
 
 The pipeline lives in answers.retrieval.pipeline (see its docstring for what the
 scores mean); this package imports it lazily so the pure modules beside it
-(chunking, query, rerank) import without Django settings.
+(chunking, query, rerank, fusion) import without Django settings; dense retrieval
+(embeddings, dense) is described in the pipeline's docstring.
 """
 
 from __future__ import annotations
