@@ -181,11 +181,15 @@ class PgvectorIndex:
             f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY distance LIMIT %s"
         )
         literal = _pg_literal(vector)
-        with transaction.atomic(), connection.cursor() as cursor:
+        # No savepoint of its own (retrieval wraps the dense step in one), one round trip for the
+        # settings: each statement costs a round trip to the server.
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
             # SET LOCAL: only this transaction; the model filter needs the iterative scan
             # when vectors of another model of the same size share the index.
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))}")
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(
+                f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))};"
+                " SET LOCAL hnsw.iterative_scan = relaxed_order"
+            )
             cursor.execute(sql, [literal, model, limit])
             rows = cursor.fetchall()
         hits = [DenseHit(int(cid), 1.0 - float(distance)) for cid, distance in rows]
