@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
 from answers.citations.normalize import DIALECTS
-from answers.conf import PROVIDERS, SUPPORT_METHODS, conf
+from answers.conf import EMBEDDINGS, PROVIDERS, SUPPORT_METHODS, conf
 
 _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
@@ -94,4 +94,37 @@ def _check_support() -> list[CheckMessage]:
             )
     if not 0.0 <= conf.SUPPORT_MIN <= 1.0:
         errors.append(Error("ANSWERS_SUPPORT_MIN must be between 0 and 1.", id="answers.E016"))
+    return errors
+
+
+@register()
+def check_embeddings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Dense retrieval's settings (answers.retrieval.embeddings): ids from E020 up."""
+    errors: list[CheckMessage] = []
+    if conf.EMBEDDINGS not in EMBEDDINGS:
+        errors.append(
+            Error(
+                f"ANSWERS_EMBEDDINGS is {conf.EMBEDDINGS!r}, which is not a known embeddings client.",
+                hint=f"Use one of: {', '.join(EMBEDDINGS)}.",
+                id="answers.E020",
+            )
+        )
+    if conf.EMBEDDINGS == "openai" and not conf.EMBEDDING_MODEL:
+        errors.append(
+            Error("ANSWERS_EMBEDDING_MODEL is required with ANSWERS_EMBEDDINGS 'openai'.", id="answers.E021")
+        )
+    if conf.EMBEDDINGS == "openai" and conf.EMBEDDING_DIMENSIONS < 1:
+        errors.append(
+            Error(
+                "ANSWERS_EMBEDDING_DIMENSIONS (the model's vector size) is required when"
+                " ANSWERS_EMBEDDINGS is 'openai'.",
+                id="answers.E022",
+            )
+        )
+    if conf.EMBEDDINGS_TIMEOUT <= 0:
+        errors.append(
+            Error("ANSWERS_EMBEDDINGS_TIMEOUT must be a positive number of seconds.", id="answers.E023")
+        )
+    if conf.PGVECTOR_INDEX not in ("hnsw", "none"):
+        errors.append(Error("ANSWERS_PGVECTOR_INDEX must be 'hnsw' or 'none'.", id="answers.E024"))
     return errors

@@ -13,6 +13,7 @@ PROVIDERS = {
     "openai": "answers.providers.openai_provider.OpenAIProvider",
 }
 SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
+EMBEDDINGS = ("none", "openai")
 
 
 class AnswersSettings:
@@ -118,6 +119,38 @@ class AnswersSettings:
     @property
     def MAX_QUESTION_LENGTH(self) -> int:
         return 2000
+
+    # --- Dense retrieval (answers.retrieval.embeddings) ---
+    @property
+    def EMBEDDINGS(self) -> str:
+        """ "none" (lexical retrieval only) or "openai" (an OpenAI-compatible /v1/embeddings server)."""
+        return str(getattr(settings, "ANSWERS_EMBEDDINGS", "none") or "none")
+
+    @property
+    def EMBEDDINGS_BASE_URL(self) -> str | None:
+        return getattr(settings, "ANSWERS_EMBEDDINGS_BASE_URL", "") or None
+
+    @property
+    def EMBEDDINGS_API_KEY(self) -> str | None:
+        return getattr(settings, "ANSWERS_EMBEDDINGS_API_KEY", "") or None
+
+    @property
+    def EMBEDDING_MODEL(self) -> str:
+        return str(getattr(settings, "ANSWERS_EMBEDDING_MODEL", ""))
+
+    @property
+    def EMBEDDING_DIMENSIONS(self) -> int:
+        return int(getattr(settings, "ANSWERS_EMBEDDING_DIMENSIONS", 0) or 0)
+
+    @property
+    def EMBEDDINGS_TIMEOUT(self) -> float:
+        """Seconds a question's embedding may take, retries included, before retrieval goes lexical."""
+        return float(getattr(settings, "ANSWERS_EMBEDDINGS_TIMEOUT", 5.0))
+
+    @property
+    def PGVECTOR_INDEX(self) -> str:
+        """ "hnsw" (an HNSW cosine index per dimension) or "none" (PostgreSQL scans every vector)."""
+        return str(getattr(settings, "ANSWERS_PGVECTOR_INDEX", "hnsw") or "hnsw")
 
 
 conf = AnswersSettings()

@@ -241,6 +241,15 @@ ANSWERS_SUPPORT_METHOD = os.environ.get("ANSWERS_SUPPORT_METHOD", "lexical")
 ANSWERS_SUPPORT_MIN = env_number("ANSWERS_SUPPORT_MIN", 0.5)
 ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+# Dense + lexical retrieval (answers/retrieval/embeddings.py; README "Dense retrieval").
+ANSWERS_EMBEDDINGS = os.environ.get("ANSWERS_EMBEDDINGS", "none")
+ANSWERS_EMBEDDINGS_BASE_URL = os.environ.get("ANSWERS_EMBEDDINGS_BASE_URL") or ANSWERS_OPENAI_BASE_URL
+ANSWERS_EMBEDDINGS_API_KEY = os.environ.get("ANSWERS_EMBEDDINGS_API_KEY") or ANSWERS_OPENAI_API_KEY
+ANSWERS_EMBEDDING_MODEL = os.environ.get("ANSWERS_EMBEDDING_MODEL", "")
+ANSWERS_EMBEDDING_DIMENSIONS = int(env_number("ANSWERS_EMBEDDING_DIMENSIONS", 0, int))
+ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
+# "hnsw" (approximate, fast) or "none" (exact scan): a pgvector built for another CPU dies building it.
+ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

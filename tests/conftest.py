@@ -16,6 +16,8 @@ pytest_plugins = [
     "tests.fixtures.live_server",
     "tests.fixtures.redis_server",
     "tests.fixtures.pushpin",
+    "tests.fixtures.embeddings_server",
+    "tests.fixtures.pgvector",
 ]
 
 # Property tests must be repeatable on CI: same examples every run.

@@ -29,6 +29,24 @@ The trace (JSON-ready, for QA) records all of it:
      "timings_ms": {"search", "rerank"}}
 
 `cut_by_cap` lists each capped document once, with its best chunk.
+
+Hybrid retrieval (ANSWERS_EMBEDDINGS=openai): the question's vector finds up to
+`candidate_limit` chunks by cosine similarity (answers.retrieval.dense) beside
+the engine's; reciprocal rank fusion (answers.retrieval.fusion) merges the two
+lists into one of at most `candidate_limit` candidates, in fused order (which
+is then the tie-break order); every candidate carries its dense similarity into
+the reranker (see rerank's docstring). The trace gains
+
+    "dense": {"status": "used", "index", "model", "candidates"}
+             or {"status": "fallback", "reason"} when the embeddings server failed
+             (the retrieval is then exactly the lexical one),
+    "fusion": [{"chunk_id", "document_id", "lexical_rank", "dense_rank", "fused_rank",
+                "dense_similarity"}] for every candidate, in fused order (ranks are
+              1-based; null where a list did not hold the chunk),
+    "timings_ms": {"search", "embed", "dense", "rerank"},
+
+and each "kept"/"cut_by_*" entry gains the four fusion fields of its chunk.
+With embeddings off none of this appears and the results are the lexical ones.
 """
 
 from __future__ import annotations
@@ -37,10 +55,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import DatabaseError, transaction
 from django.utils.module_loading import import_string
 
 from answers.conf import conf
+from answers.retrieval import dense
 from answers.retrieval.backends import Candidate, backend_for
+from answers.retrieval.embeddings import EmbeddingsUnavailable, get_client, question_vector
+from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import query_terms
 from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
@@ -72,7 +94,7 @@ def _round(value: float) -> float:
     return round(value, 4)
 
 
-def _entry(item: Scored) -> dict[str, Any]:
+def _entry(item: Scored, fusion: dict[int, dict[str, Any]]) -> dict[str, Any]:
     c = item.candidate
     return {
         "document_id": c.document_id,
@@ -80,7 +102,76 @@ def _entry(item: Scored) -> dict[str, Any]:
         "chunk_id": c.chunk_id,
         "score": _round(item.score),
         "lexical_score": _round(item.lexical),
+        **_ranks(fusion, c.chunk_id),
     }
+
+
+def _ranks(fusion: dict[int, dict[str, Any]], chunk_id: int) -> dict[str, Any]:
+    entry = fusion.get(chunk_id)
+    if entry is None:
+        return {}
+    return {k: entry[k] for k in ("lexical_rank", "dense_rank", "fused_rank", "dense_similarity")}
+
+
+@dataclass(frozen=True)
+class Hybrid:
+    """The fused candidate list and each candidate's dense similarity."""
+
+    candidates: list[Candidate]
+    similarity: dict[int, float]
+    fusion: dict[int, dict[str, Any]]
+
+
+def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[str, Any]) -> Hybrid | None:
+    """Dense candidates fused with the lexical ones; None (and the trace says why) when unavailable."""
+    client = get_client()
+    if client is None:
+        return None
+    started = time.perf_counter()
+    try:
+        vector = question_vector(client, question)
+    except EmbeddingsUnavailable as exc:
+        trace["dense"] = {"status": "fallback", "reason": exc.reason}
+        trace["timings_ms"]["embed"] = _round((time.perf_counter() - started) * 1000)
+        return None
+    embedded = time.perf_counter()
+    index = dense.index_for(client.dimensions)
+    try:
+        # A savepoint: a failed vector query must not poison a caller's transaction.
+        with transaction.atomic():
+            hits = index.nearest(vector, model=client.model, limit=limit)
+            fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[
+                :limit
+            ]
+            similarity = {h.chunk_id: h.similarity for h in hits}
+            unknown = [f.key for f in fused if f.key not in similarity]
+            similarity.update(index.similarities(vector, unknown, model=client.model))
+    except DatabaseError as exc:
+        # PostgreSQL before the first `embed` has no vector column yet (see dense.ensure_schema).
+        trace["dense"] = {
+            "status": "fallback",
+            "reason": f"dense search failed ({type(exc).__name__}); run `manage.py embed`",
+        }
+        return None
+    by_id = {c.chunk_id: c for c in lexical}
+    by_id.update(dense.fetch_candidates([f.key for f in fused if f.key not in by_id]))
+    kept = [f for f in fused if f.key in by_id]  # a chunk deleted since it was embedded drops out
+    fusion = {
+        f.key: {
+            "chunk_id": f.key,
+            "document_id": by_id[f.key].document_id,
+            "lexical_rank": f.ranks[0],
+            "dense_rank": f.ranks[1],
+            "fused_rank": position,
+            "dense_similarity": _round(similarity.get(f.key, 0.0)),
+        }
+        for position, f in enumerate(kept, start=1)
+    }
+    trace["dense"] = {"status": "used", "index": index.name, "model": client.model, "candidates": len(hits)}
+    trace["fusion"] = list(fusion.values())
+    trace["timings_ms"]["embed"] = _round((embedded - started) * 1000)
+    trace["timings_ms"]["dense"] = _round((time.perf_counter() - embedded) * 1000)
+    return Hybrid([by_id[f.key] for f in kept], similarity, fusion)
 
 
 def _excerpt(chunks: list[Scored]) -> tuple[str, list[int]]:
@@ -134,24 +225,34 @@ def retrieve(
         "all_required": found.plan.all_required,
         "common_terms": found.plan.common,
     }
+    trace["timings_ms"]["search"] = _round((searched - started) * 1000)
+    hybrid = _hybrid(question, candidates, limit=candidate_limit, trace=trace)
+    fusion: dict[int, dict[str, Any]] = {}
+    if hybrid is not None:
+        candidates, fusion = hybrid.candidates, hybrid.fusion
+        trace["candidates"] = len(candidates)
+    reranking = time.perf_counter()
     best_raw = max((c.raw_score for c in candidates), default=0.0)
     lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in candidates]
-    passages = [Passage(c.title, c.heading, c.text, lex) for c, lex in zip(candidates, lexical, strict=True)]
+    similarity = None if hybrid is None else hybrid.similarity
+    passages = [
+        Passage(
+            c.title, c.heading, c.text, lex, None if similarity is None else similarity.get(c.chunk_id, 0.0)
+        )
+        for c, lex in zip(candidates, lexical, strict=True)
+    ]
     scores = reranker.score(terms, passages)
     scored = [
         Scored(c, lex, min(1.0, max(0.0, s))) for c, lex, s in zip(candidates, lexical, scores, strict=True)
     ]
-    # Ties keep the engine's order (candidates arrive best first).
+    # Ties keep the candidates' order: the engine's (best first), or the fused one.
     ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, pair[0]))
-    trace["timings_ms"] = {
-        "search": _round((searched - started) * 1000),
-        "rerank": _round((time.perf_counter() - searched) * 1000),
-    }
+    trace["timings_ms"]["rerank"] = _round((time.perf_counter() - reranking) * 1000)
 
     by_document: dict[int, list[Scored]] = {}
     for _, item in ranked:
         if item.score < min_score:
-            trace["cut_by_threshold"].append(_entry(item))
+            trace["cut_by_threshold"].append(_entry(item, fusion))
             continue
         by_document.setdefault(item.candidate.document_id, []).append(item)
 
@@ -159,7 +260,7 @@ def retrieve(
     for document_chunks in by_document.values():  # insertion order: best document first
         best = document_chunks[0]
         if len(sources) >= max_sources:
-            trace["cut_by_cap"].append(_entry(best))
+            trace["cut_by_cap"].append(_entry(best, fusion))
             continue
         excerpt, chunk_ids = _excerpt(document_chunks)
         number = len(sources) + 1
@@ -182,6 +283,7 @@ def retrieve(
                 "chunk_ids": chunk_ids,
                 "score": _round(best.score),
                 "lexical_score": _round(best.lexical),
+                **_ranks(fusion, best.candidate.chunk_id),
             }
         )
     return Retrieval(sources=sources, trace=trace)

@@ -16,6 +16,20 @@ see query.WEAK_TERMS) counts a quarter of a normal term. So 1.0 means "every
 term, in the title, side by side, and the strongest lexical match"; a passage
 that mentions one of five question terms once in its body, with a weak lexical
 score, lands around 0.1.
+
+With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
+each passage also carries its cosine similarity to the question, and the score
+gains a fifth component while the four above keep their proportions at half
+their weight:
+
+    score = 0.5 * (the four-part score above)
+          + 0.5 * dense         the passage's cosine similarity to the question
+                                (clamped to 0..1; 0 when the chunk has no vector)
+
+So a passage that shares no word with the question but means the same (dense
+0.6) scores 0.3 and passes the default threshold, and a passage that matches
+every way still scores 1.0. Without dense similarities (embeddings off, or the
+embeddings server failed) the weights are exactly the four above.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from typing import Protocol
 from answers.retrieval.query import STEM_KEEPS, WEAK_TERMS, stem, tokenize
 
 WEIGHTS = {"coverage": 0.35, "lexical": 0.25, "title": 0.25, "proximity": 0.15}
+DENSE_WEIGHT = 0.5
 WEAK_TERM_WEIGHT = 0.25
 
 
@@ -44,6 +59,7 @@ class Passage:
     heading: str
     text: str
     lexical: float  # 0..1
+    dense: float | None = None  # cosine similarity to the question; None when retrieval is lexical only
 
 
 class Reranker(Protocol):
@@ -108,10 +124,14 @@ class LexicalReranker:
         return weights
 
     def components(self, terms: list[str], passage: Passage) -> dict[str, float]:
-        return self._components(self._weights(terms), passage)
+        parts = self._components(self._weights(terms), passage)
+        if passage.dense is not None:
+            parts["dense"] = min(1.0, max(0.0, passage.dense))
+        return parts
 
     @staticmethod
     def _components(weights: dict[str, float], passage: Passage) -> dict[str, float]:
+        """The four lexical components (see the module docstring)."""
         total = sum(weights.values())
         if not total:
             return dict.fromkeys(WEIGHTS, 0.0)
@@ -138,7 +158,11 @@ class LexicalReranker:
         out = []
         for passage in passages:
             parts = self._components(weights, passage)
-            out.append(min(1.0, sum(WEIGHTS[k] * v for k, v in parts.items())))
+            lexical = sum(WEIGHTS[k] * v for k, v in parts.items())
+            if passage.dense is not None:
+                dense = min(1.0, max(0.0, passage.dense))
+                lexical = (1 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * dense
+            out.append(min(1.0, lexical))
         return out
 
 

