@@ -92,7 +92,7 @@ def _unrelated(topic: str, topics: list[str]) -> list[str]:
 
 def _quality(rows: list[dict[str, Any]], excerpts: dict[str, str]) -> dict[str, Any]:
     from answers.models import Document
-    from answers.retrieval import retrieve
+    from answers.retrieval.pipeline import retrieve
     from answers.support.corpus import corpus_idf
     from answers.support.lexical import content_words, lexical_score
 
@@ -163,7 +163,7 @@ def _answer(excerpts: dict[str, str], topics: list[str]) -> tuple[str, list[Any]
 
 
 def _cost(excerpts: dict[str, str]) -> dict[str, float]:
-    from answers.retrieval import retrieve
+    from answers.retrieval.pipeline import retrieve
     from answers.support import corpus
     from answers.support.corpus import corpus_idf
     from answers.support.lexical import content_words, excerpt_stems
