@@ -59,7 +59,8 @@ def run_one(db: str, sizes: list[int]) -> dict[str, Any]:
     from django.test import override_settings
 
     from answers.models import Chunk
-    from answers.retrieval import embeddings, retrieve
+    from answers.retrieval import embeddings
+    from answers.retrieval.pipeline import retrieve
     from tests.fixtures.embeddings_server import StubEmbeddingsServer, embeddings_settings
 
     call_command("migrate", verbosity=0, skip_checks=True)

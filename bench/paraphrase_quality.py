@@ -79,13 +79,13 @@ def run(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from django.test import override_settings
 
-    from answers import content
+    from answers.content.demo import load_demo_corpus
     from answers.models import Document
-    from answers.retrieval.pipeline import retrieve
     from answers.retrieval.embeddings import embed_chunks, stale_chunk_ids
+    from answers.retrieval.pipeline import retrieve
 
     call_command("migrate", verbosity=0, skip_checks=True)
-    content.load_demo_corpus()
+    load_demo_corpus()
     stub = None
     if args.stub:
         from tests.fixtures.embeddings_server import StubEmbeddingsServer, embeddings_settings

@@ -18,10 +18,11 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client, override_settings
 
-from answers import content
+from answers.content import storage
 from answers.models import Answer, ChunkEmbedding, Document
-from answers.retrieval import dense, retrieve
+from answers.retrieval import dense
 from answers.retrieval.embeddings import clear_question_cache, embed_chunks, stale_chunk_ids
+from answers.retrieval.pipeline import retrieve
 from tests.fixtures.embeddings_server import EmbeddingsOn
 
 pytestmark = pytest.mark.django_db
@@ -210,7 +211,7 @@ def test_deleting_a_document_deletes_its_vectors_and_dense_no_longer_finds_it(
     assert _keys(question)[0] == "pydoc:break"
     chunk_ids = list(document.chunks.values_list("id", flat=True))
 
-    content.document_delete(document=document)
+    storage.document_delete(document=document)
 
     assert not ChunkEmbedding.objects.filter(chunk_id__in=chunk_ids).exists()
     assert "pydoc:break" not in _keys(question)
@@ -218,7 +219,7 @@ def test_deleting_a_document_deletes_its_vectors_and_dense_no_longer_finds_it(
 
 def test_a_changed_document_needs_embedding_and_embed_fills_it_in(embedded: EmbeddingsOn) -> None:
     document = Document.objects.get(key="pydoc:pass")
-    content.document_upsert(
+    storage.document_upsert(
         key=document.key, title=document.title, url=document.url, body=document.body + "\n\nA new paragraph."
     )
     stale = stale_chunk_ids()
