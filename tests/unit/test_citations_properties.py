@@ -12,40 +12,7 @@ from answers.citations import (
     scan_markers,
     strip_out_of_range_markers,
 )
-
-# Pieces that make the interesting structures likely: markers, near-markers,
-# fences, backtick runs, escapes, links and reference definitions.
-TOKENS = [
-    "[", "]", "0", "1", "2", "3", "9", "12", ",", ", ", "-", "\u2013", " ", "\t", "\n",
-    "`", "``", "```", "~", "~~~", "\\", "(", ":", "a", "b", "\u0661",
-    "[1]", "[2]", "[3]", "[9]", "[0]", "[2, 3]", "[1-3]", "[3\u20131]", "[1][2]", "[9](x)", "[4]:",
-]  # fmt: skip
-# Fewer kinds of pieces, so that removals next to fences, backtick runs and
-# blanks (the cases that make strip repeat its pass) come up often.
-DENSE_TOKENS = ["[9]", "[1]", "[9, 1]", "[", "]", "9", "1", " ", "\n", "`", "```", "~~~", "\\", "(", ":", "x"]
-
-
-def _nest(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    """Brackets around brackets: `[9[9]]` and kin take one pass per level."""
-    opening = st.sampled_from(["[", "[9", "[1", "[9,", " [9", "`[9", "\n[9", "[9 "])
-    closing = st.sampled_from(["]", "] ", "]`", "]:", "](", "1]", "]\n"])
-    return st.tuples(opening, inner, closing, inner).map("".join)
-
-
-# Whole lines, so that fences open and close around markers, and removals turn
-# lines into fence lines (the line [9]``` loses its [9] and opens a fence).
-LINES = [
-    "```", "~~~", "```py", "[9]```", "[9[9]]```", "[9] ~~~", "\t[9]`", "[9]", "[1]", "[9] [1]",
-    "x [9]", "`[9]` [9]", "``[9]` [9] `", "[9][1]: x", "[1] [9](x)", "\\ [9][1]", "",
-]  # fmt: skip
-dense = st.lists(st.sampled_from(DENSE_TOKENS), max_size=30).map("".join)
-texts = st.one_of(
-    st.lists(st.sampled_from(TOKENS), max_size=40).map("".join),
-    dense,
-    st.recursive(st.sampled_from(DENSE_TOKENS), _nest, max_leaves=12),
-    st.lists(st.one_of(st.sampled_from(LINES), dense), max_size=8).map("\n".join),
-)
-source_counts = st.integers(min_value=0, max_value=4)
+from tests.fixtures.citation_texts import source_counts, texts
 
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True)
 

@@ -1,0 +1,226 @@
+"""The live display (CITATIONS.md): raw provider pieces in, final text and first citations out, as they settle."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from answers.citations.core import (
+    _FENCED_BLOCK,
+    _members,
+    _runs,
+    _spans,
+    _split,
+    _strip_pass,
+    render_marker,
+)
+
+# --- What may still change ------------------------------------------------------
+#
+# The whole-text functions are not local: a removal joins the text around it,
+# and the join can close a bracket, merge two backtick runs, put a fence at a
+# line start or put a backslash before a marker. The engine therefore cuts the
+# raw text only where nothing on the left of the cut can change whatever comes
+# on the right, processes each stretch between cuts with the whole-text
+# functions behind a short context that puts them in the state the left side
+# left them in, and keeps only the stretch after the last cut.
+#
+# A cut is made at the end of the text received, moved left past:
+# - a run of blanks (a marker may follow and take it);
+# - a backtick run (it may grow, or a removal may merge it with the next one);
+# - a line that is so far one or two fence characters (it may become a fence);
+# - a line that is so far a footnote definition (the whole line may go);
+# - an opening bracket whose text up to the end could still become, or is, a
+#   marker or a dialect marker (a complete one waits for the next character:
+#   a "(" makes it a link, a ":" at a line start a definition);
+# - a backtick run with no partner yet (a partner makes everything after it
+#   code).
+# The stretch is then processed, and kept back whole if any step of it (the
+# raw text, each strip pass, the result) does not end in that same plain state.
+
+_CONTENT = "[0-9 \t,\\-\u2013]"
+_LABELS = ("citation", "cite", "source", "sources", "ref", "reference", "doc", "document", "id")
+_FENCE_STARTS = ("`", "``", "~", "~~")
+_FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
+
+
+def _label_prefixes() -> str:
+    prefixes = sorted({word[:k] for word in _LABELS for k in range(1, len(word) + 1)}, key=len, reverse=True)
+    return "|".join(prefixes)
+
+
+def _open_forms(names: Collection[str]) -> re.Pattern[str]:
+    """The tails, from an opening bracket to the end of the text so far, that may still change."""
+    forms = [rf"\[{_CONTENT}*\]?"]  # a marker, perhaps complete
+    if "double" in names:
+        forms.append(rf"\[\[{_CONTENT}*(?:\]\]?)?")
+    if "fullwidth" in names:
+        forms += [f"\u3010(?:\u3010{_CONTENT}*(?:\u3011\u3011?)?|{_CONTENT}*\u3011?)", f"\uff3b{_CONTENT}*\uff3d?"]
+    if "dagger" in names:
+        forms += [f"\u3010{_CONTENT}*(?:\u2020[^\u3011\n]*\u3011?)?", rf"\[{_CONTENT}*(?:\u2020[^\]\n]*\]?)?"]
+    if "label" in names:
+        forms += [
+            rf"\[(?ai:{_label_prefixes()})",
+            rf"\[(?ai:{'|'.join(_LABELS)})[ \t]*(?::[ \t]*)?{_CONTENT}*\]?",
+        ]
+    if "footnote" in names or "footnote-definition" in names:
+        forms.append(r"\[\^(?:[0-9]+\^?\]?)?")
+    return re.compile("|".join(forms))
+
+
+def _context(text: str) -> tuple[str | None, int]:
+    """A few characters that leave a scan in the state `text` leaves it in, and where that state began.
+
+    The context is None when no short text can stand in for `text`: a
+    backtick run with no partner yet (the index is then where it starts), a
+    run or a line of fence characters that may still grow. Otherwise the
+    index is len(text) and the context is the fence the text ends inside (and
+    where in it), or the one character that matters to what follows: a line
+    start, a backslash, or anything else.
+    """
+    size = len(text)
+    prose = 0
+    block = None
+    for block in _FENCED_BLOCK.finditer("\n" + text):
+        pass
+    if block is not None:
+        start, end = block.start(), block.end() - 1
+        if end == size:  # the text ends inside a fenced block
+            fence = block[1]
+            if text.find("\n", start) < 0:
+                return fence + "x", size  # the opening line
+            line = text.rfind("\n") + 1
+            last = text[line:]
+            if last.startswith(fence):
+                return fence + "\n" + fence + "x", size  # the closing line, code to its end
+            if last and fence.startswith(last):
+                return None, size
+            return fence + "\n" + ("x" if last else ""), size
+        prose = end
+    starts, lengths = _runs(text, prose, size, 0)
+    undecided = _spans(starts, lengths, stretch_ends=False)[1]
+    if undecided < len(lengths):
+        return None, starts[undecided]
+    if text.endswith("`") or text[text.rfind("\n") + 1 :] in _FENCE_STARTS:
+        return None, size
+    if not text:
+        return "", size
+    return (text[-1] if text[-1] in "\n\\" else "x"), size
+
+
+# --- The engine ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one piece made displayable: final text, and the sources it cites for the first time."""
+
+    display: str
+    cited: list[tuple[int, int]] = field(default_factory=list)  # (final number k, original number n)
+
+
+class LiveDisplay:
+    """Turns raw provider text, piece by piece, into the text finalize will give, as soon as it settles.
+
+    The concatenation of every Step's display equals
+    finalize_citations(strip_out_of_range_markers(normalize_markers(raw)))'s
+    text, and the cited pairs, in order, are its references' original numbers;
+    each pair comes no later than the first display of its number. Memory is
+    a few characters of context plus the stretch held back.
+    """
+
+    def __init__(self, source_count: int, dialects: Collection[str] | None = None) -> None:
+        self._count = source_count
+        self._dialects = tuple(dialects) if dialects is not None else None
+        if self._dialects:
+            raise NotImplementedError("dialects arrive with normalize_markers")
+        self._open = _open_forms(self._dialects or ())
+        self._context = ""  # stands in for everything displayed so far; "" at the start of the text
+        self._pending = ""  # raw text received and not yet displayed
+        self._mapping: dict[int, int] = {}  # original number -> final number
+        self._closed = False
+
+    @property
+    def held(self) -> int:
+        """How many raw characters are held back."""
+        return len(self._pending)
+
+    def feed(self, piece: str) -> Step:
+        """Take the next raw piece; return what it makes displayable."""
+        if self._closed:
+            raise ValueError("feed() after close()")
+        self._pending += piece
+        cut = self._settled()
+        if cut == 0:
+            return Step("")
+        return self._release(cut, final=False)
+
+    def close(self) -> Step:
+        """Mark the end of the answer; return everything still held back."""
+        if self._closed:
+            raise ValueError("close() called twice")
+        self._closed = True
+        if not self._pending:
+            return Step("")
+        return self._release(len(self._pending), final=True)
+
+    def _settled(self) -> int:
+        """How much of the pending text nothing still to come can change (see the rules above)."""
+        pending = self._pending
+        cut = len(pending)
+        at_line_start = self._context == "" or self._context.endswith("\n")
+        code_checked = False
+        while True:
+            before = cut
+            cut = len(pending[:cut].rstrip(" \t"))
+            cut = len(pending[:cut].rstrip("`"))
+            newline = pending.rfind("\n", 0, cut)
+            line = newline + 1
+            if newline >= 0 or at_line_start:
+                text = pending[line:cut]
+                if text in _FENCE_STARTS or _FOOTNOTE_DEFINITION_LINE.fullmatch(text):
+                    cut = line
+            for opening in re.finditer("[\\[\u3010\uff3b]", pending[line:cut]):
+                if self._open.fullmatch(pending, line + opening.start(), cut):
+                    cut = line + opening.start()
+                    break
+            if cut == before:
+                if code_checked or cut == 0:
+                    return cut
+                code_checked = True
+                _, undecided = _context(self._context + pending[:cut])
+                cut = min(cut, max(undecided - len(self._context), 0))
+
+    def _release(self, cut: int, final: bool) -> Step:
+        chunk = self._pending[:cut]
+        context = self._context
+        text = context + chunk
+        states = [_context(text)]
+        if self._dialects:
+            raise NotImplementedError
+        stripped: list[int] = []
+        while True:
+            text, joins = _strip_pass(text, self._count, stripped)
+            states.append(_context(text))
+            if not joins:
+                break
+        if not final and (states[0][0] is None or any(state != states[0] for state in states)):
+            return Step("")  # a removal changed what the stretch leaves behind: wait for more
+        parts, excluded = _split(text)
+        mapping = self._mapping
+        cited: list[tuple[int, int]] = []
+        for i in range(1, len(parts), 2):
+            if i in excluded:
+                continue
+            members = _members(parts[i])
+            for member in members:
+                if member not in mapping:
+                    mapping[member] = len(mapping) + 1
+                    cited.append((mapping[member], member))
+            parts[i] = render_marker(mapping[m] for m in members)
+        display = "".join(parts)[len(context) :]
+        self._pending = self._pending[cut:]
+        if not final:
+            self._context = states[0][0] or ""
+        return Step(display, cited)
