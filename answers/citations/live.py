@@ -1,8 +1,9 @@
-"""The live display (CITATIONS.md): raw provider pieces in, final text and first citations out, as they settle."""
+"""Live display (CITATIONS.md): raw provider pieces in, final text and first citations out as it settles."""
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -43,6 +44,12 @@ _CONTENT = "[0-9 \t,\\-\u2013]"
 _LABELS = ("citation", "cite", "source", "sources", "ref", "reference", "doc", "document", "id")
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
+_MARKER_TAIL = re.compile(rf"\[{_CONTENT}*\]?")
+_PLAIN = ("", "\n", "\\", "x")  # the contexts outside code
+_OPENINGS = re.compile("[\\[\u3010\uff3b]")
+# A piece without these can only be text as it stands, whatever comes next
+# (dialect closers, "(" and ":" matter only after an opening bracket).
+_NOTHING_TO_DECIDE = re.compile("[^\\[\u3010\uff3b`~\\\\\n]*+")
 
 
 def _label_prefixes() -> str:
@@ -56,7 +63,10 @@ def _open_forms(names: Collection[str]) -> re.Pattern[str]:
     if "double" in names:
         forms.append(rf"\[\[{_CONTENT}*(?:\]\]?)?")
     if "fullwidth" in names:
-        forms += [f"\u3010(?:\u3010{_CONTENT}*(?:\u3011\u3011?)?|{_CONTENT}*\u3011?)", f"\uff3b{_CONTENT}*\uff3d?"]
+        forms += [
+            f"\u3010(?:\u3010{_CONTENT}*(?:\u3011\u3011?)?|{_CONTENT}*\u3011?)",
+            f"\uff3b{_CONTENT}*\uff3d?",
+        ]
     if "dagger" in names:
         forms += [f"\u3010{_CONTENT}*(?:\u2020[^\u3011\n]*\u3011?)?", rf"\[{_CONTENT}*(?:\u2020[^\]\n]*\]?)?"]
     if "label" in names:
@@ -80,11 +90,15 @@ def _context(text: str) -> tuple[str | None, int]:
     start, a backslash, or anything else.
     """
     size = len(text)
+    bracket = text.rfind("[")
+    if bracket >= 0 and _MARKER_TAIL.fullmatch(text, bracket):
+        return None, size  # a removal joined text into a bracket that may yet close, or that waits for "("
+    if "`" not in text and "~" not in text:  # no code, and no fence to come from this line
+        return ("" if not text else text[-1] if text[-1] in "\n\\" else "x"), size
     prose = 0
-    block = None
-    for block in _FENCED_BLOCK.finditer("\n" + text):
-        pass
-    if block is not None:
+    last_block = deque(_FENCED_BLOCK.finditer("\n" + text), maxlen=1)
+    if last_block:
+        block = last_block[0]
         start, end = block.start(), block.end() - 1
         if end == size:  # the text ends inside a fenced block
             fence = block[1]
@@ -150,7 +164,15 @@ class LiveDisplay:
         """Take the next raw piece; return what it makes displayable."""
         if self._closed:
             raise ValueError("feed() after close()")
-        self._pending += piece
+        pending = self._pending + piece
+        if self._context in _PLAIN and _NOTHING_TO_DECIDE.fullmatch(pending):
+            # The common case, prose: only a trailing blank run waits (a marker may take it).
+            display = pending.rstrip(" \t")
+            self._pending = pending[len(display) :]
+            if display:
+                self._context = "x"
+            return Step(display)
+        self._pending = pending
         cut = self._settled()
         if cut == 0:
             return Step("")
@@ -181,14 +203,16 @@ class LiveDisplay:
                 text = pending[line:cut]
                 if text in _FENCE_STARTS or _FOOTNOTE_DEFINITION_LINE.fullmatch(text):
                     cut = line
-            for opening in re.finditer("[\\[\u3010\uff3b]", pending[line:cut]):
-                if self._open.fullmatch(pending, line + opening.start(), cut):
-                    cut = line + opening.start()
+            for opening in _OPENINGS.finditer(pending, line, cut):
+                if self._open.fullmatch(pending, opening.start(), cut):
+                    cut = opening.start()
                     break
             if cut == before:
                 if code_checked or cut == 0:
                     return cut
                 code_checked = True
+                if "`" not in pending:
+                    return cut
                 _, undecided = _context(self._context + pending[:cut])
                 cut = min(cut, max(undecided - len(self._context), 0))
 
@@ -196,16 +220,17 @@ class LiveDisplay:
         chunk = self._pending[:cut]
         context = self._context
         text = context + chunk
-        states = [_context(text)]
+        states = [_context(text)[0]]
         if self._dialects:
             raise NotImplementedError
         stripped: list[int] = []
         while True:
             text, joins = _strip_pass(text, self._count, stripped)
-            states.append(_context(text))
             if not joins:
                 break
-        if not final and (states[0][0] is None or any(state != states[0] for state in states)):
+            # Re-rendering a marker moves no code; a removal may have.
+            states.append(_context(text)[0])
+        if not final and (states[0] is None or any(state != states[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
         parts, excluded = _split(text)
         mapping = self._mapping
@@ -222,5 +247,5 @@ class LiveDisplay:
         display = "".join(parts)[len(context) :]
         self._pending = self._pending[cut:]
         if not final:
-            self._context = states[0][0] or ""
+            self._context = states[0] or ""
         return Step(display, cited)
