@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
+from answers.citations.normalize import DIALECTS
 from answers.conf import PROVIDERS, conf
 
 _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
@@ -65,4 +66,13 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(Error("DATABASE_POOL_SIZE must be 0 (no pool) or more.", id="answers.E012"))
     if getattr(settings, "DATABASE_POOL_TIMEOUT", 1) <= 0:
         errors.append(Error("DATABASE_POOL_TIMEOUT must be a positive number of seconds.", id="answers.E013"))
+    unknown = [name for name in conf.MARKER_DIALECTS if name not in DIALECTS]
+    if unknown:
+        errors.append(
+            Error(
+                f"ANSWERS_MARKER_DIALECTS names unknown dialects: {', '.join(map(repr, unknown))}.",
+                hint=f"Use 'all', 'none' or some of: {', '.join(DIALECTS)}, comma-separated.",
+                id="answers.E014",
+            )
+        )
     return errors

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from answers.citations.normalize import DIALECTS
+
 PROVIDERS = ("extractive", "openai")
 
 
@@ -26,6 +28,21 @@ class AnswersSettings:
     def RERANKER(self) -> str:
         """ "lexical" (default), "none" (lexical score only), or a dotted path to a Reranker class."""
         return str(getattr(settings, "ANSWERS_RERANKER", "lexical") or "lexical")
+
+    @property
+    def MARKER_DIALECTS(self) -> tuple[str, ...]:
+        """The dialects normalize_markers applies: `all` (also when empty), `none`, or names, comma-separated.
+
+        Names are returned as written, unknown ones included: checks.py reports those.
+        """
+        value = getattr(settings, "ANSWERS_MARKER_DIALECTS", "all")
+        written = value.split(",") if isinstance(value, str) else [str(name) for name in value]
+        names = [name.strip() for name in written if name.strip()]
+        if not names or names == ["all"]:
+            return DIALECTS
+        if names == ["none"]:
+            return ()
+        return tuple(names)
 
     @property
     def MIN_SCORE(self) -> float:

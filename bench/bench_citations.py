@@ -1,4 +1,4 @@
-"""Benchmark: strip + finalize on long, marker-dense answers against one plain regex pass (the floor).
+"""Benchmark: (normalize,) strip, finalize on long, marker-dense answers against one regex pass (the floor).
 
 Run: .venv/bin/python bench/bench_citations.py  (prints a Markdown report)
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from answers.citations import MarkerStream, finalize_citations, strip_out_of_range_markers
+from answers.citations import MarkerStream, finalize_citations, normalize_markers, strip_out_of_range_markers
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_citations.md"
 SOURCES = [f"source {n}" for n in range(1, 11)]
@@ -44,7 +44,7 @@ WORDS = [
 ]
 # Weighted marker forms: mostly plain single markers, as models write them, and
 # every other form the grammar has; 9 % of them point past the 10 sources.
-FORMS: list[tuple[int, Callable[[random.Random], str]]] = [
+FORMS: list[tuple[float, Callable[[random.Random], str]]] = [
     (60, lambda r: f"[{r.randint(1, 10)}]"),
     (8, lambda r: f"[{r.randint(1, 10)}, {r.randint(1, 10)}]"),
     (5, lambda r: f"[{r.randint(1, 5)}-{r.randint(6, 10)}]"),
@@ -57,14 +57,33 @@ FORMS: list[tuple[int, Callable[[random.Random], str]]] = [
     (2, lambda r: f"`[{r.randint(1, 10)}]`"),
     (3, lambda r: f"\\[{r.randint(1, 10)}]"),
 ]
+# Marker dialects (CITATIONS.md, normalize_markers), 5 % of the markers of an
+# answer that has them: one of each of the six dialects, a few near misses.
+DIALECT_FORMS: list[tuple[float, Callable[[random.Random], str]]] = [
+    (1, lambda r: f"\u3010{r.randint(1, 10)}\u3011"),
+    (1, lambda r: f"[[{r.randint(1, 10)}]]"),
+    (1, lambda r: f"[citation:{r.randint(1, 10)}]"),
+    (1, lambda r: f"[doc{r.randint(1, 10)}]"),
+    (1, lambda r: f"\u3010{r.randint(1, 10)}\u2020source\u3011"),
+    (1, lambda r: f"[^{r.randint(1, 10)}]"),
+    (1, lambda r: f"\uff3b{r.randint(1, 10)}\uff3d"),
+    (1, lambda r: f"\u3010ID {r.randint(1, 10)}\u3011"),  # not a dialect
+    (1, lambda r: f"[ref {r.randint(1, 10)}](https://example.com)"),  # a link: refused
+]
 FLOOR = re.compile(r"\[(\d+)\]")
 
 
-def answer(markers: int, seed: int = 7) -> str:
-    """About 55 characters per marker: prose, paragraphs, now and then a fenced block."""
+def answer(markers: int, seed: int = 7, dialects: bool = False) -> str:
+    """About 55 characters per marker: prose, paragraphs, now and then a fenced block.
+
+    With `dialects`, 5 % of the markers are dialect forms, and every 500th
+    paragraph is a footnote definition the model appended.
+    """
     rng = random.Random(seed)
-    weights = [w for w, _ in FORMS]
-    makers = [m for _, m in FORMS]
+    share = 0.05 / 0.95 * sum(w for w, _ in FORMS) / sum(w for w, _ in DIALECT_FORMS)
+    forms = FORMS + [(w * share, m) for w, m in DIALECT_FORMS] if dialects else FORMS
+    weights = [w for w, _ in forms]
+    makers = [m for _, m in forms]
     parts: list[str] = []
     for i in range(markers):
         parts.append(" ".join(rng.choices(WORDS, k=10)) + " ")
@@ -72,6 +91,8 @@ def answer(markers: int, seed: int = 7) -> str:
         parts.append("." if i % 3 else ".\n\n")
         if i % 500 == 499:
             parts.append("\n```python\nitems[1] = items[2]  # [3]\n```\n")
+        if dialects and i % 500 == 249:
+            parts.append(f"\n[^{rng.randint(1, 10)}]: {' '.join(rng.choices(WORDS, k=6))}\n\n")
     return "".join(parts)
 
 
@@ -84,6 +105,10 @@ def floor(text: str) -> str:
 def pipeline(text: str) -> str:
     stripped = strip_out_of_range_markers(text, len(SOURCES))
     return finalize_citations(stripped.text, SOURCES).text
+
+
+def normalized_pipeline(text: str) -> str:
+    return pipeline(normalize_markers(text).text)
 
 
 def stream(text: str, piece: int = 16) -> int:
@@ -102,15 +127,28 @@ def median_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:
     return statistics.median(times) * 1000
 
 
-def against_the_floor(text: str) -> dict[str, float]:
-    """Median times of the floor and of each step, measured in turns so that noise hits all alike."""
+def steps(text: str) -> dict[str, Callable[[], object]]:
     stripped = strip_out_of_range_markers(text, len(SOURCES)).text
-    runs: dict[str, Callable[[], object]] = {
+    return {
         "floor": lambda: floor(text),
         "strip": lambda: strip_out_of_range_markers(text, len(SOURCES)),
         "finalize": lambda: finalize_citations(stripped, SOURCES),
         "both": lambda: pipeline(text),
     }
+
+
+def steps_with_normalize(text: str) -> dict[str, Callable[[], object]]:
+    normalized = normalize_markers(text).text
+    return {
+        "floor": lambda: floor(text),
+        "normalize": lambda: normalize_markers(text),
+        "both": lambda: pipeline(normalized),
+        "all": lambda: normalized_pipeline(text),
+    }
+
+
+def against_the_floor(runs: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Median times of the floor and of each step, measured in turns so that noise hits all alike."""
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(REPEATS):
         for name, run in runs.items():
@@ -138,7 +176,7 @@ def main() -> None:
     figures = {}
     for markers in (5_000, 10_000, 20_000):
         text = answer(markers)
-        ms = against_the_floor(text)
+        ms = against_the_floor(steps(text))
         figures = {"mb": len(text) / 1e6, "markers": markers, "floor_ms": ms["floor"], "both_ms": ms["both"],
                    "floor_min_ms": ms["floor_min"], "both_min_ms": ms["both_min"]}  # fmt: skip
         print(
@@ -146,6 +184,28 @@ def main() -> None:
             f"| {ms['finalize']:.1f} | {ms['both']:.1f} | {ms['both'] / ms['floor']:.2f}x "
             f"| {ms['both_min'] / ms['floor_min']:.2f}x |"
         )
+
+    text = answer(20_000, dialects=True)
+    normalized = normalize_markers(text)
+    print("\n### normalize + strip + finalize against the floor, dialects mixed in\n")
+    print(
+        f"The same kind of answer with 5 % of its markers in dialects: {len(normalized.found):,} rewrites "
+        "(footnote definitions included).\n"
+    )
+    print(
+        "| text | markers | floor (ms) | normalize (ms) | strip + finalize (ms) | all three (ms) | ratio "
+        "| ratio of the fastest runs |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    ms = against_the_floor(steps_with_normalize(text))
+    print(
+        f"| {len(text) / 1e6:.2f} MB | 20,000 | {ms['floor']:.1f} | {ms['normalize']:.1f} | {ms['both']:.1f} "
+        f"| {ms['all']:.1f} | {ms['all'] / ms['floor']:.2f}x | {ms['all_min'] / ms['floor_min']:.2f}x |"
+    )
+    figures.update(
+        {"normalized_floor_ms": ms["floor"], "normalized_all_ms": ms["all"], "normalize_ms": ms["normalize"],
+         "normalized_floor_min_ms": ms["floor_min"], "normalized_all_min_ms": ms["all_min"]}
+    )  # fmt: skip
 
     (RESULTS.parent / "RESULTS_citations.json").write_text(
         json.dumps({"when": _when(), **figures}, indent=1) + "\n"
@@ -180,6 +240,26 @@ def main() -> None:
         pipeline_ms = median_ms(lambda text=text: pipeline(text), repeats=3)
         stream_ms = median_ms(lambda text=text: stream(text), repeats=3)
         print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} | {stream_ms:.0f} |")
+
+    print("\n### normalize_markers on near-dialects\n")
+    print("| input | normalize (ms) |")
+    print("|---|---:|")
+    near = {
+        '`"[citation:" + "1" * 10**6` (no closing bracket)': "[citation:" + "1" * 10**6,
+        '`"\u3010" * 10**6`': "\u3010" * 10**6,
+        '`"[" * 10**6`': "[" * 10**6,
+        '`"[[" + "1," * 500_000` (an unclosed double)': "[[" + "1," * 500_000,
+        '`"[1\u2020" * 333_333` (daggers never closed)': "[1\u2020" * 333_333,
+        '`"\u30101\u2020" * 333_333`': "\u30101\u2020" * 333_333,
+        '`"[ref" * 250_000`': "[ref" * 250_000,
+        '`"[^" + "1" * 10**6`': "[^" + "1" * 10**6,
+        '`"[[1-99]]" * 125_000` (ranges out of bounds)': "[[1-99]]" * 125_000,
+        '`` "`\u30101\u3011`" * 200_000 `` (all in code)': "`\u30101\u3011`" * 200_000,
+        '`"\u30101\u3011" * 333_333` (every one rewritten)': "\u30101\u3011" * 333_333,
+    }
+    for label, text in near.items():
+        ms_near = median_ms(lambda text=text: normalize_markers(text), repeats=3)
+        print(f"| {label} ({len(text):,} chars) | {ms_near:.0f} |")
 
     # The hand-written intro and the notes from "### Reading it" on are kept; the tables are replaced.
     old = RESULTS.read_text() if RESULTS.exists() else "## Citations\n"

@@ -220,6 +220,9 @@ ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
 # candidate that matches a meaningful share of the question.
 ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.1)
 ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
+# Marker dialects repaired before strip and finalize (CITATIONS.md, normalize_markers):
+# "all", "none" or dialect names, comma-separated.
+ANSWERS_MARKER_DIALECTS = os.environ.get("ANSWERS_MARKER_DIALECTS", "all")
 ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
 ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
 ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")

@@ -12,13 +12,16 @@ from answers.citations.core import (
     scan_markers,
     strip_out_of_range_markers,
 )
+from answers.citations.normalize import Normalized, normalize_markers
 
 __all__ = [
     "Finalized",
     "Marker",
     "MarkerStream",
+    "Normalized",
     "StripResult",
     "finalize_citations",
+    "normalize_markers",
     "render_marker",
     "scan_markers",
     "strip_out_of_range_markers",

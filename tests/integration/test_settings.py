@@ -11,6 +11,9 @@ import pytest
 from django.core.checks import run_checks
 from django.test import override_settings
 
+from answers.citations.normalize import DIALECTS
+from answers.conf import conf
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -71,12 +74,32 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"DATABASE_POOL_SIZE": -1}, ["answers.E012"]),
         ({"DATABASE_POOL_SIZE": 0}, []),
         ({"DATABASE_POOL_TIMEOUT": 0}, ["answers.E013"]),
+        ({"ANSWERS_MARKER_DIALECTS": "double, nope"}, ["answers.E014"]),
+        ({"ANSWERS_MARKER_DIALECTS": "all,none"}, ["answers.E014"]),
+        ({"ANSWERS_MARKER_DIALECTS": "none"}, []),
+        ({"ANSWERS_MARKER_DIALECTS": "fullwidth, dagger,footnote-definition"}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
     with override_settings(**overrides):
         ids = [m.id for m in run_checks() if m.id and m.id.startswith("answers.")]
     assert ids == expected_ids
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("all", DIALECTS),
+        ("", DIALECTS),
+        ("none", ()),
+        (" double , fullwidth ", ("double", "fullwidth")),
+        (["label"], ("label",)),
+    ],
+)
+def test_marker_dialects_are_read_from_the_setting(value, expected):
+    with override_settings(ANSWERS_MARKER_DIALECTS=value):
+        dialects = conf.MARKER_DIALECTS
+    assert dialects == expected
 
 
 def test_an_unknown_provider_stops_the_app_at_startup():
