@@ -16,6 +16,7 @@ from answers.citations.core import (
     _strip_pass,
     render_marker,
 )
+from answers.citations.normalize import _selection, normalize_markers
 
 # --- What may still change ------------------------------------------------------
 #
@@ -146,10 +147,8 @@ class LiveDisplay:
 
     def __init__(self, source_count: int, dialects: Collection[str] | None = None) -> None:
         self._count = source_count
-        self._dialects = tuple(dialects) if dialects is not None else None
-        if self._dialects:
-            raise NotImplementedError("dialects arrive with normalize_markers")
-        self._open = _open_forms(self._dialects or ())
+        self._dialects = _selection(dialects)
+        self._open = _open_forms(self._dialects)
         self._context = ""  # stands in for everything displayed so far; "" at the start of the text
         self._pending = ""  # raw text received and not yet displayed
         self._mapping: dict[int, int] = {}  # original number -> final number
@@ -222,7 +221,9 @@ class LiveDisplay:
         text = context + chunk
         states = [_context(text)[0]]
         if self._dialects:
-            raise NotImplementedError
+            text = normalize_markers(text, self._dialects).text
+            # A footnote definition goes with its line break: what is left still ends where the chunk did.
+            states.append(_context(text)[0])
         stripped: list[int] = []
         while True:
             text, joins = _strip_pass(text, self._count, stripped)
