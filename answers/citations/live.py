@@ -152,6 +152,7 @@ class LiveDisplay:
         self._context = ""  # stands in for everything displayed so far; "" at the start of the text
         self._pending = ""  # raw text received and not yet displayed
         self._mapping: dict[int, int] = {}  # original number -> final number
+        self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
         self._closed = False
 
     @property
@@ -164,6 +165,10 @@ class LiveDisplay:
         if self._closed:
             raise ValueError("feed() after close()")
         pending = self._pending + piece
+        if self._unpaired_run and "`" not in piece and "~" not in piece:
+            # Only a backtick run (its partner) or a fence line ends the wait.
+            self._pending = pending
+            return Step("")
         if self._context in _PLAIN and _NOTHING_TO_DECIDE.fullmatch(pending):
             # The common case, prose: only a trailing blank run waits (a marker may take it).
             display = pending.rstrip(" \t")
@@ -191,7 +196,7 @@ class LiveDisplay:
         pending = self._pending
         cut = len(pending)
         at_line_start = self._context == "" or self._context.endswith("\n")
-        code_checked = False
+        code_checked = self._unpaired_run = False
         while True:
             before = cut
             cut = len(pending[:cut].rstrip(" \t"))
@@ -213,7 +218,9 @@ class LiveDisplay:
                 if "`" not in pending:
                     return cut
                 _, undecided = _context(self._context + pending[:cut])
-                cut = min(cut, max(undecided - len(self._context), 0))
+                undecided = max(undecided - len(self._context), 0)
+                self._unpaired_run = undecided < cut and not pending[:undecided].strip(" \t")
+                cut = min(cut, undecided)
 
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
