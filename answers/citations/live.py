@@ -46,6 +46,8 @@ _LABELS = ("citation", "cite", "source", "sources", "ref", "reference", "doc", "
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
 _MARKER_TAIL = re.compile(rf"\[{_CONTENT}*\]?")
+# Every dialect marker holds one of these (normalize_markers has nothing to do without).
+_MAY_BE_DIALECT = re.compile("\\[[\\[\\^A-Za-z]|[\u3010\uff3b\u2020]")
 _PLAIN = ("", "\n", "\\", "x")  # the contexts outside code
 _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 # A piece without these can only be text as it stands, whatever comes next
@@ -227,26 +229,27 @@ class LiveDisplay:
         context = self._context
         text = context + chunk
         states = [_context(text)[0]]
-        if self._dialects:
+        if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
             states.append(_context(text)[0])
-        stripped: list[int] = []
-        while True:
-            text, joins = _strip_pass(text, self._count, stripped)
-            if not joins:
-                break
-            # Re-rendering a marker moves no code; a removal may have.
-            states.append(_context(text)[0])
+        parts, excluded = _split(text)
+        markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+        if any(not 0 < member <= self._count for members in markers.values() for member in members):
+            stripped: list[int] = []
+            while True:
+                text, joins = _strip_pass(text, self._count, stripped)
+                if not joins:
+                    break
+                # Re-rendering a marker moves no code; a removal may have.
+                states.append(_context(text)[0])
+            parts, excluded = _split(text)
+            markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
         if not final and (states[0] is None or any(state != states[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
-        parts, excluded = _split(text)
         mapping = self._mapping
         cited: list[tuple[int, int]] = []
-        for i in range(1, len(parts), 2):
-            if i in excluded:
-                continue
-            members = _members(parts[i])
+        for i, members in markers.items():
             for member in members:
                 if member not in mapping:
                     mapping[member] = len(mapping) + 1
