@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import builtins
 import json
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 sys.path.insert(0, str(BENCH))
 
-from bench_citations import SOURCES, _when, answer  # noqa: E402
+from bench_citations import REPEATS, SOURCES, _when, answer, median_ms  # noqa: E402
 
 from answers.citations import LiveDisplay  # noqa: E402
 
 RESULTS = BENCH / "RESULTS_live.md"
-REPEATS = 7
 PIECE = 20  # characters per provider piece, about four tokens
 
 
@@ -60,16 +56,6 @@ def peak_held(pieces: list[str]) -> int:
     return peak
 
 
-def cpu_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:
-    """Median CPU time of `run` in ms (other work on the shared machine inflates it less than wall time)."""
-    times = []
-    for _ in range(repeats):
-        started = time.process_time()
-        run()
-        times.append(time.process_time() - started)
-    return statistics.median(times) * 1000
-
-
 def main() -> None:
     lines: list[str] = []
 
@@ -84,9 +70,9 @@ def main() -> None:
     figures: dict[str, float] = {}
     for markers in (40, 2_000, 20_000):
         pieces = pieces_of(answer(markers))
-        base = cpu_ms(lambda pieces=pieces: coalesce(pieces))
-        plain = cpu_ms(lambda pieces=pieces: display(pieces, ()))
-        dialects = cpu_ms(lambda pieces=pieces: display(pieces))
+        base = median_ms(lambda pieces=pieces: coalesce(pieces))
+        plain = median_ms(lambda pieces=pieces: display(pieces, ()))
+        dialects = median_ms(lambda pieces=pieces: display(pieces))
         size = sum(map(len, pieces))
         print(
             f"| {size / 1e3:,.0f} kB, {markers:,} markers | {len(pieces):,} | {base:.2f} | {plain:.2f} "
@@ -101,8 +87,8 @@ def main() -> None:
     print("|---|---:|---:|")
     samples = {"the 1 MB answer (a marker every ~55 chars)": pieces, "prose, no marker": prose}
     for label, sample in samples.items():
-        base = cpu_ms(lambda sample=sample: coalesce(sample), repeats=3) * 1000 / len(sample)
-        engine = cpu_ms(lambda sample=sample: display(sample), repeats=3) * 1000 / len(sample)
+        base = median_ms(lambda sample=sample: coalesce(sample), repeats=3) * 1000 / len(sample)
+        engine = median_ms(lambda sample=sample: display(sample), repeats=3) * 1000 / len(sample)
         print(f"| {label} | {base:.3f} | {engine:.2f} |")
 
     print("\n### Memory: the longest stretch held back\n")
@@ -114,13 +100,11 @@ def main() -> None:
         ("a stray backtick first (held to the end, by the spec)", stray),
     ):
         print(f"| {label} | {len(text):,} | {peak_held(pieces_of(text)):,} |")
-    print(f"\nThe stray-backtick answer takes {cpu_ms(lambda: display(pieces_of(stray)), repeats=3):.0f} ms.")
+    stray_ms = median_ms(lambda: display(pieces_of(stray)), repeats=3)
+    print(f"\nThe stray-backtick answer takes {stray_ms:.0f} ms.")
 
     (BENCH / "RESULTS_live.json").write_text(json.dumps({"when": _when(), **figures}, indent=1) + "\n")
-    old = RESULTS.read_text() if RESULTS.exists() else "## Live display\n"
-    intro = old.split("\nPython ", 1)[0].split("\n### ", 1)[0]
-    notes = old[old.index("### Reading it") :] if "### Reading it" in old else ""
-    RESULTS.write_text(intro.rstrip() + "\n\n" + "\n".join(lines).strip() + "\n\n" + notes)
+    RESULTS.write_text("## Live display\n\n" + "\n".join(lines).strip() + "\n")
 
 
 if __name__ == "__main__":

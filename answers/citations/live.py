@@ -82,22 +82,29 @@ def _open_forms(names: Collection[str]) -> re.Pattern[str]:
     return re.compile("|".join(forms))
 
 
-def _context(text: str) -> tuple[str | None, int]:
+def _last(text: str) -> str:
+    """The one character of `text` that matters to what follows: line start, backslash, or anything else."""
+    if not text:
+        return ""
+    return text[-1] if text[-1] in "\n\\" else "x"
+
+
+def _context(text: str, after: str = "") -> tuple[str | None, int]:
     """A few characters that leave a scan in the state `text` leaves it in, and where that state began.
 
     The context is None when no short text can stand in for `text`: a
     backtick run with no partner yet (the index is then where it starts), a
-    run or a line of fence characters that may still grow. Otherwise the
-    index is len(text) and the context is the fence the text ends inside (and
-    where in it), or the one character that matters to what follows: a line
-    start, a backslash, or anything else.
+    run or a line of fence characters that may still grow, a bracket that may
+    still close or that waits for its next character. Otherwise the index is
+    len(text) and the context is the fence the text ends inside (and where in
+    it), or _last(text). `after` is the character known to follow, when it
+    is one no removal takes (a backtick).
     """
     size = len(text)
     bracket = text.rfind("[")
-    if bracket >= 0 and _MARKER_TAIL.fullmatch(text, bracket):
-        return None, size  # a removal joined text into a bracket that may yet close, or that waits for "("
+    open_bracket = bracket >= 0 and _MARKER_TAIL.fullmatch(text[bracket:] + after) is not None
     if "`" not in text and "~" not in text:  # no code, and no fence to come from this line
-        return ("" if not text else text[-1] if text[-1] in "\n\\" else "x"), size
+        return (None if open_bracket else _last(text)), size
     prose = 0
     last_block = deque(_FENCED_BLOCK.finditer("\n" + text), maxlen=1)
     if last_block:
@@ -105,25 +112,23 @@ def _context(text: str) -> tuple[str | None, int]:
         start, end = block.start(), block.end() - 1
         if end == size:  # the text ends inside a fenced block
             fence = block[1]
-            if text.find("\n", start) < 0:
-                return fence + "x", size  # the opening line
             line = text.rfind("\n") + 1
             last = text[line:]
-            if last.startswith(fence):
-                return fence + "\n" + fence + "x", size  # the closing line, code to its end
-            if last and fence.startswith(last):
-                return None, size
-            return fence + "\n" + ("x" if last else ""), size
+            if line <= start:
+                context = fence + "x"  # the opening line
+            elif last.startswith(fence):
+                context = fence + "\n" + fence + "x"  # the closing line, code to its end
+            else:
+                context = fence + "\n" + ("x" if last else "")
+            return (None if open_bracket or (last and fence.startswith(last)) else context), size
         prose = end
     starts, lengths = _runs(text, prose, size, 0)
     undecided = _spans(starts, lengths, stretch_ends=False)[1]
     if undecided < len(lengths):
         return None, starts[undecided]
-    if text.endswith("`") or text[text.rfind("\n") + 1 :] in _FENCE_STARTS:
+    if open_bracket or text.endswith("`") or text[text.rfind("\n") + 1 :] in _FENCE_STARTS:
         return None, size
-    if not text:
-        return "", size
-    return (text[-1] if text[-1] in "\n\\" else "x"), size
+    return _last(text), size
 
 
 # --- The engine ----------------------------------------------------------------------
@@ -176,7 +181,7 @@ class LiveDisplay:
             display = pending.rstrip(" \t")
             self._pending = pending[len(display) :]
             if display:
-                self._context = "x"
+                self._context = _last(display)
             return Step(display)
         self._pending = pending
         cut = self._settled()
@@ -196,9 +201,32 @@ class LiveDisplay:
     def _settled(self) -> int:
         """How much of the pending text nothing still to come can change (see the rules above)."""
         pending = self._pending
-        cut = len(pending)
         at_line_start = self._context == "" or self._context.endswith("\n")
-        code_checked = self._unpaired_run = False
+        self._unpaired_run = False
+        if "`" in pending:
+            # The first backtick run with no partner among the runs received (a run
+            # at the very end may still grow, so it does not count yet).
+            known = pending.rstrip("`")
+            _, run = _context(self._context + known)
+            run -= len(self._context)
+            if run < len(known):
+                run = max(run, 0)
+                self._unpaired_run = not pending[:run].strip(" \t")
+                # The character after this cut is known, a backtick: only a form that
+                # can take it (a dagger's text, a footnote definition's line) still waits.
+                line = pending.rfind("\n", 0, run) + 1
+                at_line = line > 0 or at_line_start
+                if at_line and _FOOTNOTE_DEFINITION_LINE.fullmatch(pending, line, run + 1):
+                    return self._before_the_end(line, at_line_start)
+                for opening in _OPENINGS.finditer(pending, line, run):
+                    if self._open.fullmatch(pending, opening.start(), run + 1):
+                        return self._before_the_end(opening.start(), at_line_start)
+                return run
+        return self._before_the_end(len(pending), at_line_start)
+
+    def _before_the_end(self, cut: int, at_line_start: bool) -> int:
+        """How much of pending[:cut] is settled whatever follows it."""
+        pending = self._pending
         while True:
             before = cut
             cut = len(pending[:cut].rstrip(" \t"))
@@ -214,25 +242,20 @@ class LiveDisplay:
                     cut = opening.start()
                     break
             if cut == before:
-                if code_checked or cut == 0:
-                    return cut
-                code_checked = True
-                if "`" not in pending:
-                    return cut
-                _, undecided = _context(self._context + pending[:cut])
-                undecided = max(undecided - len(self._context), 0)
-                self._unpaired_run = undecided < cut and not pending[:undecided].strip(" \t")
-                cut = min(cut, undecided)
+                return cut
 
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
         context = self._context
         text = context + chunk
-        states = [_context(text)[0]]
+        # A backtick after the stretch stays (removals take markers and blanks only): a marker
+        # at the end is decided by it.
+        after = self._pending[cut : cut + 1] if self._pending.startswith("`", cut) else ""
+        states = [_context(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
-            states.append(_context(text)[0])
+            states.append(_context(text, after)[0])
         parts, excluded = _split(text)
         markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
         if any(not 0 < member <= self._count for members in markers.values() for member in members):
@@ -242,7 +265,7 @@ class LiveDisplay:
                 if not joins:
                     break
                 # Re-rendering a marker moves no code; a removal may have.
-                states.append(_context(text)[0])
+                states.append(_context(text, after)[0])
             parts, excluded = _split(text)
             markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
         if not final and (states[0] is None or any(state != states[0] for state in states)):
