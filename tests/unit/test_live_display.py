@@ -139,7 +139,7 @@ CASES = [
         ["a `b [1]", " c` d [1]."],
         1,
         NO_DIALECTS,
-        ["a", " `b [1] c` d [1].", ""],
+        ["a ", "`b [1] c` d [1].", ""],
         [[], [(1, 1)], []],
         id="code/open-span-held-until-its-partner",
     ),
