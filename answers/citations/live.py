@@ -28,18 +28,22 @@ from answers.citations.normalize import _selection, normalize_markers
 # functions behind a short context that puts them in the state the left side
 # left them in, and keeps only the stretch after the last cut.
 #
-# A cut is made at the end of the text received, moved left past:
+# A cut is made before the first backtick run that has no partner yet (a
+# partner arriving later makes everything after it code), or else at the end
+# of the text received, and moved left past:
 # - a run of blanks (a marker may follow and take it);
 # - a backtick run (it may grow, or a removal may merge it with the next one);
 # - a line that is so far one or two fence characters (it may become a fence);
 # - a line that is so far a footnote definition (the whole line may go);
 # - an opening bracket whose text up to the end could still become, or is, a
 #   marker or a dialect marker (a complete one waits for the next character:
-#   a "(" makes it a link, a ":" at a line start a definition);
-# - a backtick run with no partner yet (a partner makes everything after it
-#   code).
-# The stretch is then processed, and kept back whole if any step of it (the
-# raw text, each strip pass, the result) does not end in that same plain state.
+#   a "(" makes it a link, a ":" at a line start a definition).
+# Before an unpaired run the next character is known, a backtick, which no
+# removal takes: only a dagger's text or a footnote definition's line can
+# still reach past it. The stretch is then processed, and kept back whole if
+# any step of it (the raw text, the normalized text, each strip pass) does not
+# end in the same state outside an open bracket: this catches a removal that
+# merges backtick runs, opens a fence or leaves a bracket that may still close.
 
 _CONTENT = "[0-9 \t,\\-\u2013]"
 _LABELS = ("citation", "cite", "source", "sources", "ref", "reference", "doc", "document", "id")
