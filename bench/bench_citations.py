@@ -44,7 +44,7 @@ WORDS = [
 ]
 # Weighted marker forms: mostly plain single markers, as models write them, and
 # every other form the grammar has; 9 % of them point past the 10 sources.
-FORMS: list[tuple[float, Callable[[random.Random], str]]] = [
+FORMS: list[tuple[int, Callable[[random.Random], str]]] = [
     (60, lambda r: f"[{r.randint(1, 10)}]"),
     (8, lambda r: f"[{r.randint(1, 10)}, {r.randint(1, 10)}]"),
     (5, lambda r: f"[{r.randint(1, 5)}-{r.randint(6, 10)}]"),
@@ -58,18 +58,14 @@ FORMS: list[tuple[float, Callable[[random.Random], str]]] = [
     (3, lambda r: f"\\[{r.randint(1, 10)}]"),
 ]
 # Marker dialects (CITATIONS.md, normalize_markers), 5 % of the markers of an
-# answer that has them: one of each of the six dialects, a few near misses.
-DIALECT_FORMS: list[tuple[float, Callable[[random.Random], str]]] = [
-    (1, lambda r: f"\u3010{r.randint(1, 10)}\u3011"),
-    (1, lambda r: f"[[{r.randint(1, 10)}]]"),
-    (1, lambda r: f"[citation:{r.randint(1, 10)}]"),
-    (1, lambda r: f"[doc{r.randint(1, 10)}]"),
-    (1, lambda r: f"\u3010{r.randint(1, 10)}\u2020source\u3011"),
-    (1, lambda r: f"[^{r.randint(1, 10)}]"),
-    (1, lambda r: f"\uff3b{r.randint(1, 10)}\uff3d"),
-    (1, lambda r: f"\u3010ID {r.randint(1, 10)}\u3011"),  # not a dialect
-    (1, lambda r: f"[ref {r.randint(1, 10)}](https://example.com)"),  # a link: refused
-]
+# answer that has them ({n}: a source number): each of the six dialects, and near misses.
+DIALECT_SHARE = 0.05
+DIALECT_TEMPLATES = [
+    "\u3010{n}\u3011", "[[{n}]]", "[citation:{n}]", "[doc{n}]", "\u3010{n}\u2020source\u3011", "[^{n}]",
+    "\uff3b{n}\uff3d",
+    "\u3010ID {n}\u3011",  # not a dialect
+    "[ref {n}](https://example.com)",  # a link: refused
+]  # fmt: skip
 FLOOR = re.compile(r"\[(\d+)\]")
 
 
@@ -80,14 +76,15 @@ def answer(markers: int, seed: int = 7, dialects: bool = False) -> str:
     paragraph is a footnote definition the model appended.
     """
     rng = random.Random(seed)
-    share = 0.05 / 0.95 * sum(w for w, _ in FORMS) / sum(w for w, _ in DIALECT_FORMS)
-    forms = FORMS + [(w * share, m) for w, m in DIALECT_FORMS] if dialects else FORMS
-    weights = [w for w, _ in forms]
-    makers = [m for _, m in forms]
+    weights = [w for w, _ in FORMS]
+    makers = [m for _, m in FORMS]
     parts: list[str] = []
     for i in range(markers):
         parts.append(" ".join(rng.choices(WORDS, k=10)) + " ")
-        parts.append(rng.choices(makers, weights)[0](rng))
+        if dialects and rng.random() < DIALECT_SHARE:
+            parts.append(rng.choice(DIALECT_TEMPLATES).format(n=rng.randint(1, 10)))
+        else:
+            parts.append(rng.choices(makers, weights)[0](rng))
         parts.append("." if i % 3 else ".\n\n")
         if i % 500 == 499:
             parts.append("\n```python\nitems[1] = items[2]  # [3]\n```\n")
@@ -244,22 +241,22 @@ def main() -> None:
     print("\n### normalize_markers on near-dialects\n")
     print("| input | normalize (ms) |")
     print("|---|---:|")
-    near = {
-        '`"[citation:" + "1" * 10**6` (no closing bracket)': "[citation:" + "1" * 10**6,
-        '`"\u3010" * 10**6`': "\u3010" * 10**6,
-        '`"[" * 10**6`': "[" * 10**6,
-        '`"[[" + "1," * 500_000` (an unclosed double)': "[[" + "1," * 500_000,
-        '`"[1\u2020" * 333_333` (daggers never closed)': "[1\u2020" * 333_333,
-        '`"\u30101\u2020" * 333_333`': "\u30101\u2020" * 333_333,
-        '`"[ref" * 250_000`': "[ref" * 250_000,
-        '`"[^" + "1" * 10**6`': "[^" + "1" * 10**6,
-        '`"[[1-99]]" * 125_000` (ranges out of bounds)': "[[1-99]]" * 125_000,
-        '`` "`\u30101\u3011`" * 200_000 `` (all in code)': "`\u30101\u3011`" * 200_000,
-        '`"\u30101\u3011" * 333_333` (every one rewritten)': "\u30101\u3011" * 333_333,
-    }
-    for label, text in near.items():
+    near = [
+        "[citation:" + "1" * 10**6,  # no closing bracket
+        "\u3010" * 10**6,
+        "[" * 10**6,
+        "[[" + "1," * 500_000,  # a double never closed
+        "[1\u2020" * 333_333,  # daggers never closed
+        "\u30101\u2020" * 333_333,
+        "[ref" * 250_000,
+        "[^" + "1" * 10**6,
+        "[[1-99]]" * 125_000,  # ranges out of bounds
+        "`\u30101\u3011`" * 200_000,  # all in code
+        "\u30101\u3011" * 333_333,  # every one rewritten
+    ]
+    for text in near:
         ms_near = median_ms(lambda text=text: normalize_markers(text), repeats=3)
-        print(f"| {label} ({len(text):,} chars) | {ms_near:.0f} |")
+        print(f"| `{text[:16]!r}`... ({len(text):,} chars) | {ms_near:.0f} |")
 
     # The hand-written intro and the notes from "### Reading it" on are kept; the tables are replaced.
     old = RESULTS.read_text() if RESULTS.exists() else "## Citations\n"

@@ -215,9 +215,9 @@ class _Stream:
 
 def _streams(text: str, names: tuple[str, ...]) -> list[_Stream]:
     streams = []
+    # Dagger forms cost a look at every canonical marker: only where a dagger may be.
+    chosen = names if _DAGGER in text else tuple(name for name in names if name != "dagger")
     for opening in (SQUARE, LENTICULAR, FULLWIDTH):
-        # Dagger forms cost a look at every canonical marker: only where a dagger may be.
-        chosen = names if _DAGGER in text else tuple(name for name in names if name != "dagger")
         dialects = _dialects(chosen, opening) if opening in text else None
         if dialects is not None:
             streams.append(_Stream(dialects, text))
