@@ -12,13 +12,16 @@ from answers.citations.core import (
     scan_markers,
     strip_out_of_range_markers,
 )
+from answers.citations.live import LiveDisplay, Step
 from answers.citations.normalize import Normalized, normalize_markers
 
 __all__ = [
     "Finalized",
+    "LiveDisplay",
     "Marker",
     "MarkerStream",
     "Normalized",
+    "Step",
     "StripResult",
     "finalize_citations",
     "normalize_markers",
