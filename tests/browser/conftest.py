@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.fixtures.live_server import LiveServer, required, served
 from tests.fixtures.providers import StubOpenAIServer
@@ -72,13 +72,19 @@ def browser(chromium_path: Path) -> Iterator[object]:
             chromium.close()
 
 
+# Assertions wait for the page to show what the test expects; on a loaded machine the first events
+# of a fresh server can take longer than Playwright's default 5 s. A passing test waits no longer.
+EXPECT_TIMEOUT_MS = 30_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+
+
 @pytest.fixture
 def page(browser: object, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[object]:
     """A fresh phone-sized page on the live server (the stub reset); console errors fail the test."""
     assert isinstance(browser, Browser)
     browser_stub.reset()
     context = browser.new_context(base_url=browser_server.url, viewport={"width": 390, "height": 844})
-    context.set_default_timeout(8000)
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
