@@ -278,6 +278,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AnswerStatusEnum": "answers.models.Answer.Status",
         "AnswerSourceStatusEnum": "answers.models.AnswerSource.Status",
+        "FeedbackVerdictEnum": "answers.models.FeedbackVerdict",
     },
 }
 

@@ -48,6 +48,12 @@ class IdempotentRequestInFlight(ProviderFailed):
     default_code = "idempotent_request_in_flight"
 
 
+class AnswerNotFinished(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "Feedback is taken on finished answers only; this one is not done."
+    default_code = "answer_not_done"
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus the answer id on provider failures so the trail can be found."""
     response = drf_exception_handler(exc, context)

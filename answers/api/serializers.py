@@ -10,7 +10,7 @@ from rest_framework import serializers
 from answers.api.schema import SOME_TEXT
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
-from answers.models import Answer, AnswerSource
+from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
 from answers.selectors import answer_references
 
 
@@ -32,6 +32,15 @@ class StrictBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An integer, and only a JSON integer: DRF's IntegerField would accept "2", 2.0 or true."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return int(super().to_internal_value(data))
 
 
 @extend_schema_field(
@@ -58,6 +67,41 @@ class AskInputSerializer(serializers.Serializer[Any]):
                 f"Ensure this field has no more than {limit} characters (it has {len(value)})."
             )
         return value
+
+
+@extend_schema_field({"type": "string", "maxLength": FEEDBACK_COMMENT_MAX_LENGTH, "pattern": r"^[^\x00]*$"})
+class CommentField(StrictCharField):
+    """A reader's comment: what the schema documents is exactly what is accepted (no NUL)."""
+
+
+class FeedbackInputSerializer(serializers.Serializer[Any]):
+    verdict = serializers.ChoiceField(choices=Feedback.Verdict.choices)
+    # `source` is also a Field attribute in the type stubs (what a field reads); here it is the input's name.
+    source = StrictIntegerField(  # type: ignore[assignment]
+        min_value=1,
+        max_value=2**31 - 1,
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="The number, as the Sources list shows it, of a source that does not back the answer. "
+        'Implies `"verdict": "unhelpful"`.',
+    )
+    comment = CommentField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=FEEDBACK_COMMENT_MAX_LENGTH,
+        help_text="Optional, at most 1,000 characters.",
+    )
+
+
+class FeedbackOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    verdict = serializers.ChoiceField(choices=Feedback.Verdict.choices)
+    source = serializers.IntegerField(  # type: ignore[assignment]  # the output's name, as above
+        allow_null=True, help_text="The flagged source's final number."
+    )
+    created_at = serializers.DateTimeField()
 
 
 class ReferenceSerializer(serializers.Serializer[Any]):

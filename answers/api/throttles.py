@@ -1,4 +1,7 @@
-"""Rate limits for asking: one rate for anonymous clients, one for signed-in users."""
+"""Rate limits for asking, and for reader feedback: one rate for anonymous clients, one for signed-in users.
+
+Feedback has the same rates as asking, counted apart (sending feedback does not use up questions).
+"""
 
 from __future__ import annotations
 
@@ -28,3 +31,11 @@ class AskUserThrottle(UserRateThrottle):
         if not request.user or not request.user.is_authenticated:
             return True  # anonymous clients are AskAnonThrottle's business
         return super().allow_request(request, view)
+
+
+class FeedbackAnonThrottle(AskAnonThrottle):
+    scope = "feedback_anon"
+
+
+class FeedbackUserThrottle(AskUserThrottle):
+    scope = "feedback_user"

@@ -19,20 +19,29 @@ from rest_framework.views import APIView as SyncAPIView
 
 from answers import selectors
 from answers.api.exceptions import (
+    AnswerNotFinished,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
     ProviderFailed,
     ProviderTimedOut,
 )
 from answers.api.permissions import CanViewTrail
-from answers.api.schema import ProviderErrorSerializer, errors
+from answers.api.schema import ErrorSerializer, ProviderErrorSerializer, errors
 from answers.api.serializers import (
     AnswerOutputSerializer,
     AskAcceptedSerializer,
     AskInputSerializer,
+    FeedbackInputSerializer,
+    FeedbackOutputSerializer,
     TrailOutputSerializer,
 )
-from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.api.throttles import (
+    AskAnonThrottle,
+    AskUserThrottle,
+    FeedbackAnonThrottle,
+    FeedbackUserThrottle,
+)
+from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, feedback_create
 from answers.models import Answer
 from answers.pipeline.idempotency import Idempotency, IdempotencyConflict, ask_once
 from answers.pipeline.publisher import JSON
@@ -189,3 +198,55 @@ class AnswerTrailView(APIView):
         if answer is None:
             raise NotFound("No answer has this id.")
         return Response(TrailOutputSerializer(answer).data)
+
+
+class AnswerFeedbackView(APIView):
+    """POST /api/answers/<id>/feedback/: a reader's verdict on a done answer, maybe flagging a source."""
+
+    parser_classes = [JSONParser]
+    throttle_classes = [FeedbackAnonThrottle, FeedbackUserThrottle]
+
+    @extend_schema(
+        parameters=[ANSWER_ID],
+        request=FeedbackInputSerializer,
+        responses={
+            201: FeedbackOutputSerializer,
+            **errors(400, 403, 404, 415),
+            409: OpenApiResponse(ErrorSerializer, description="The answer is not done (yet, or ever)."),
+            429: OpenApiResponse(
+                ErrorSerializer,
+                description="Too much feedback in a short time; `Retry-After` says when to send again.",
+            ),
+        },
+    )
+    async def post(self, request: Request, answer_id: str) -> Response:
+        # The answer's own read rules first: whoever may not read it learns nothing, whatever the body.
+        answer, access = await sync_to_async(selectors.answer_get_with_access)(
+            answer_id=_parse_id(answer_id), user=request.user
+        )
+        if access is selectors.Access.SIGN_IN:
+            raise NotAuthenticated("Sign in to send feedback on this answer.")
+        if answer is None:
+            raise NotFound("No answer has this id.")
+        data = FeedbackInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            feedback = await sync_to_async(feedback_create)(
+                answer=answer,
+                verdict=data.validated_data["verdict"],
+                source_number=data.validated_data["source"],
+                comment=data.validated_data["comment"],
+                user=request.user,
+                client=anonymous_client(FeedbackAnonThrottle().get_ident(request)),
+            )
+        except AnswerNotDone as exc:
+            raise AnswerNotFinished(exc.message) from None
+        except FeedbackRefused as exc:
+            raise ValidationError({exc.field or "non_field_errors": [exc.message]}) from None
+        created = {
+            "id": feedback.pk,
+            "verdict": feedback.verdict,
+            "source": feedback.source.final_number if feedback.source else None,
+            "created_at": feedback.created_at,
+        }
+        return Response(FeedbackOutputSerializer(created).data, status=status.HTTP_201_CREATED)
