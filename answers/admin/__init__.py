@@ -1,7 +1,8 @@
 """The QA admin: every model's admin page is registered here, so Django's autodiscover finds them all.
 
 - `answers`: the answer list and the read-only answer page (its trail panels in `trail`).
-- `reviews`: reviewers' verdicts, the only thing they write.
+- `reviews`: reviewers' verdicts, the only thing they write (a review resolves readers' feedback).
+- `feedback`: readers' feedback, read-only; reviewers may mark it resolved.
 - `documents`: the site's content, read-only.
 - `health`: the citation health page (served by the answer admin).
 - `selectors`: the read queries behind these pages; "renumbered" is defined there once.
@@ -13,9 +14,11 @@ from django.contrib import admin
 
 from answers.admin.answers import AnswerAdmin
 from answers.admin.documents import DocumentAdmin
+from answers.admin.feedback import FeedbackAdmin
 from answers.admin.reviews import ReviewAdmin
-from answers.models import Answer, Document, Review
+from answers.models import Answer, Document, Feedback, Review
 
 admin.site.register(Answer, AnswerAdmin)
 admin.site.register(Review, ReviewAdmin)
 admin.site.register(Document, DocumentAdmin)
+admin.site.register(Feedback, FeedbackAdmin)

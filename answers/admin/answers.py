@@ -97,6 +97,25 @@ class HasNormalizedFilter(_RecordedFilter):
     parameter_name = "normalized"
 
 
+class _AnnotatedYesNoFilter(_YesNoFilter):
+    """Yes/no on a boolean annotation of answer_list_annotate named `parameter_name`."""
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(**{str(self.parameter_name): self.value() == "yes"})
+        return None
+
+
+class ReaderUnhelpfulFilter(_AnnotatedYesNoFilter):
+    title = "reader said unhelpful"
+    parameter_name = "reader_unhelpful"
+
+
+class ReaderFlaggedFilter(_AnnotatedYesNoFilter):
+    title = "reader flagged a source"
+    parameter_name = "reader_flagged"
+
+
 class VerdictFilter(admin.SimpleListFilter):
     title = "latest review verdict"
     parameter_name = "verdict"
@@ -132,6 +151,7 @@ class AnswerAdmin(_AnswerAdminBase):
         "fallback",
         "stripped_count",
         "verdict",
+        "feedback_unresolved",
         "created_at",
     )
     list_filter = (
@@ -145,6 +165,8 @@ class AnswerAdmin(_AnswerAdminBase):
         HasStrippedFilter,
         HasNormalizedFilter,
         VerdictFilter,
+        ReaderUnhelpfulFilter,
+        ReaderFlaggedFilter,
         "created_at",
     )
     search_fields = ("question", "raw_text", "final_text")
@@ -171,6 +193,7 @@ class AnswerAdmin(_AnswerAdminBase):
             },
         ),
         ("Sources, in retrieval order", {"fields": ("sources_table",)}),
+        ("Reader feedback", {"fields": ("reader_feedback",)}),
         ("Retrieval", {"fields": ("retrieval",)}),
         ("Generation", {"fields": ("provider", "model", "prompt_version", "truncated", "timings")}),
         ("Reviews", {"fields": ("reviews",)}),
@@ -267,6 +290,10 @@ class AnswerAdmin(_AnswerAdminBase):
         value = _annotation(obj, "latest_verdict")
         return str(Review.Verdict(value).label) if value in Review.Verdict.values else EMPTY
 
+    @admin.display(description="unresolved feedback", ordering="unresolved_feedback")
+    def feedback_unresolved(self, obj: Answer) -> int:
+        return int(_annotation(obj, "unresolved_feedback"))
+
     # --- the answer's page: panels read from the stored trail
 
     @admin.display(description="raw text and final text")
@@ -332,6 +359,10 @@ class AnswerAdmin(_AnswerAdminBase):
             f"retrieval {number(obj.retrieval_ms)} · first piece {number(obj.first_piece_ms)} · "
             f"generation {number(obj.generation_ms)} · total {number(obj.total_ms)}"
         )
+
+    @admin.display(description="reader feedback")
+    def reader_feedback(self, obj: Answer) -> SafeString:
+        return _panel("feedback.html", feedback=list(obj.feedback.all()))
 
     @admin.display(description="reviews")
     def reviews(self, obj: Answer) -> SafeString:

@@ -1,4 +1,5 @@
-"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped, failed."""
+"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped, failed,
+and of answers readers called unhelpful or whose sources they flagged."""
 
 from __future__ import annotations
 
@@ -82,6 +83,8 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "fallback": percent(row.fallback_share),
         "stripped": percent(row.stripped_share),
         "normalized": percent(row.normalized_share),
+        "unhelpful": percent(row.unhelpful_share),
+        "flagged": percent(row.flagged_share),
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
@@ -94,11 +97,14 @@ CHART_METRICS = (
     ("fallback", "fallback", "#8a6fb0"),
     ("stripped", "stripped markers", "#c0392b"),
     ("normalized", "markers repaired (dialects)", "#2e8b57"),
+    ("unhelpful", "readers: unhelpful", "#b8860b"),
+    ("flagged", "readers: flagged a source", "#8b4513"),
     ("failed", "failed", "#555555"),
 )
 CHART_LABEL_WIDTH = 220
 CHART_BAR_WIDTH = 400
 CHART_BAR_HEIGHT = 12
+CHART_LEGEND_PER_ROW = 4
 
 
 def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
@@ -129,12 +135,19 @@ def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
         name = f"{row.provider} / {row.model}" if row.model else row.provider
         groups.append({"name": name, "label_y": y + group_height // 2 + 4, "bars": bars})
         y += group_height + 14
+    # The legend, four to a line, so it stays within the chart's width.
+    legend_rows = (len(CHART_METRICS) + CHART_LEGEND_PER_ROW - 1) // CHART_LEGEND_PER_ROW
     return {
         "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 60,
-        "height": y + 30,
+        "height": y + 14 + 16 * legend_rows,
         "legend_y": y + 10,
         "legend": [
-            {"x": 10 + i * 130, "label": label, "colour": colour}
+            {
+                "x": 10 + (i % CHART_LEGEND_PER_ROW) * 170,
+                "y": y + 10 + (i // CHART_LEGEND_PER_ROW) * 16,
+                "label": label,
+                "colour": colour,
+            }
             for i, (_, label, colour) in enumerate(CHART_METRICS)
         ],
         "groups": groups,

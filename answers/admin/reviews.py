@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
+from answers.feedback import feedback_resolve_for_review
 from answers.models import AnswerSource, Review, ReviewSourceFlag
 
 if TYPE_CHECKING:
@@ -93,6 +94,9 @@ class ReviewAdmin(_ReviewAdminBase):
         if not change:
             obj.reviewer = request.user  # type: ignore[assignment]
         super().save_model(request, obj, form, change)
+        if not change:
+            # A new review covers the reader feedback the answer had by then (admin's save is atomic).
+            feedback_resolve_for_review(review=obj)
 
     @admin.display(description="answer", ordering="answer__question")
     def answer_question(self, obj: Review) -> SafeString:

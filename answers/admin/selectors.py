@@ -1,5 +1,8 @@
 """Read queries behind the QA admin: the answer list and page, the export, the health figures.
 
+Reader feedback (answers.models.Feedback) is read here too: what the list filters and orders
+by, what the answer page and the export show, and the health page's reader shares.
+
 "Renumbered" is defined here once (`RENUMBERED`): the list column and filter,
 the health share, the answer page's `old → new` rows and its per-marker
 renumbering all read it.
@@ -28,7 +31,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from answers.models import Answer, AnswerSource, Review, ReviewSourceFlag
+from answers.models import Answer, AnswerSource, Feedback, Review, ReviewSourceFlag
 
 
 def _source_count(**filters: Any) -> Coalesce:
@@ -70,6 +73,28 @@ def latest_verdict_expression() -> Subquery:
     )
 
 
+def reader_unhelpful_expression() -> Exists:
+    """True when a reader said the answer is unhelpful (a flagged source says so too)."""
+    return Exists(Feedback.objects.filter(answer=OuterRef("pk"), verdict=Feedback.Verdict.UNHELPFUL))
+
+
+def reader_flagged_expression() -> Exists:
+    """True when a reader flagged one of the answer's sources as not backing it."""
+    return Exists(Feedback.objects.filter(answer=OuterRef("pk"), source__isnull=False))
+
+
+def unresolved_feedback_count() -> Coalesce:
+    """How much of the answer's feedback no review (or reviewer) has resolved yet."""
+    counted = (
+        Feedback.objects.filter(answer=OuterRef("pk"), resolved_at__isnull=True)
+        .order_by()
+        .values("answer")
+        .annotate(n=Count("pk"))
+        .values("n")[:1]
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
 def answer_list_annotate(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
     """Everything the answer list shows and filters on, computed by the database in the one list query."""
     return queryset.annotate(
@@ -78,13 +103,30 @@ def answer_list_annotate(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
         dropped_count=_source_count(status=AnswerSource.Status.DROPPED),
         renumbered=renumbered_expression(),
         latest_verdict=latest_verdict_expression(),
+        unresolved_feedback=unresolved_feedback_count(),
+        reader_unhelpful=reader_unhelpful_expression(),
+        reader_flagged=reader_flagged_expression(),
+    )
+
+
+def feedback_with_people() -> QuerySet[Feedback]:
+    """Feedback in the order it came, with who sent it, the flagged source and the resolving review."""
+    return Feedback.objects.select_related("user", "source", "resolved_by__reviewer").order_by(
+        "created_at", "pk"
     )
 
 
 def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
-    """An answer's page: its sources in retrieval order and its reviews with their flags."""
+    """An answer's page: its sources in retrieval order (with their reader flags), its reviews with
+    their flags, and its reader feedback."""
     return queryset.prefetch_related(
-        Prefetch("sources", queryset=sources_with_renumbered()),
+        Prefetch(
+            "sources",
+            queryset=sources_with_renumbered().prefetch_related(
+                Prefetch("feedback", queryset=feedback_with_people())
+            ),
+        ),
+        Prefetch("feedback", queryset=feedback_with_people()),
         Prefetch(
             "reviews",
             queryset=Review.objects.select_related("reviewer")
@@ -152,6 +194,24 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
             }
             for review in answer.reviews.all()
         ],
+        "feedback": [feedback_export_row(f) for f in answer.feedback.all()],
+    }
+
+
+def feedback_export_row(feedback: Feedback) -> dict[str, Any]:
+    source = feedback.source
+    return {
+        "verdict": feedback.verdict,
+        # The source as the reader saw it (its final number) and as the trail numbers it.
+        "source": None
+        if source is None
+        else {"final_number": source.final_number, "original_number": source.original_number},
+        "comment": feedback.comment,
+        "user": feedback.user.get_username() if feedback.user else None,
+        "client": feedback.client or None,
+        "created_at": feedback.created_at.isoformat(),
+        "resolved_at": feedback.resolved_at.isoformat() if feedback.resolved_at else None,
+        "resolved_by_review": feedback.resolved_by_id,
     }
 
 
@@ -169,6 +229,8 @@ class HealthRow:
     fallback: int
     with_stripped: int
     with_normalized: int  # of the done answers: markers that needed a dialect repair
+    reader_unhelpful: int  # of the done answers: a reader said unhelpful (or flagged a source)
+    reader_flagged: int  # of the done answers: a reader flagged a source
     retrieved: int  # sources of the done answers
     cited: int
 
@@ -197,6 +259,14 @@ class HealthRow:
         return self._share(self.with_normalized, self.done)
 
     @property
+    def unhelpful_share(self) -> float | None:
+        return self._share(self.reader_unhelpful, self.done)
+
+    @property
+    def flagged_share(self) -> float | None:
+        return self._share(self.reader_flagged, self.done)
+
+    @property
     def failed_share(self) -> float | None:
         return self._share(self.failed, self.answers)
 
@@ -212,8 +282,9 @@ class HealthRow:
 def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     """Per provider/model, answers created in [since, until): counts the health page turns into shares.
 
-    Shares of dropped/renumbered/fallback/stripped/normalized are over the finished (done)
-    answers; the failed share is over all answers. Two grouped queries.
+    Shares of dropped/renumbered/fallback/stripped/normalized, and of answers a reader called
+    unhelpful or whose source a reader flagged, are over the finished (done) answers; the failed
+    share is over all answers. Two grouped queries.
     """
     period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
     done = Q(status=Answer.Status.DONE)
@@ -229,6 +300,8 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
             fallback=Count("pk", filter=done & Q(fallback=True)),
             with_stripped=Count("pk", filter=done & ~Q(stripped=[])),
             with_normalized=Count("pk", filter=done & ~Q(normalized=[])),
+            reader_unhelpful=Count("pk", filter=done & Q(reader_unhelpful_expression())),
+            reader_flagged=Count("pk", filter=done & Q(reader_flagged_expression())),
         )
     )
     sources = (

@@ -26,6 +26,9 @@ QA_PERMISSIONS = {
     "answers.add_reviewsourceflag",
     "answers.change_reviewsourceflag",
     "answers.delete_reviewsourceflag",
+    # Reader feedback: read it, and mark it resolved (readers write it; a review resolves it too).
+    "answers.view_feedback",
+    "answers.change_feedback",
 }
 
 

@@ -265,3 +265,32 @@ def test_permalink_follows_the_read_rules(client: Client, answer_factory: Callab
         client.force_login(user)
         assert client.get(private.get_absolute_url()).status_code == expected, user.username
     assert client.get("/answers/00000000-0000-4000-8000-000000000000/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_done_permalink_offers_feedback_and_a_flag_on_each_source(
+    client: Client, answer_factory: Callable[..., Answer]
+) -> None:
+    answer = answer_factory(text="Cites [3] then [1].", source_count=4)
+    html = client.get(answer.get_absolute_url()).content.decode()
+
+    assert html.count("data-answer-feedback") == 1
+    assert re.findall(r'<button type="button"[^>]*data-verdict="(\w+)"', html) == ["helpful", "unhelpful"]
+    # One flag per source of the final list, named by the number shown.
+    assert re.findall(r'<button type="button"[^>]*data-flag-source="(\d+)"', html) == ["1", "2"]
+    assert f'data-answer-id="{answer.id}"' in html
+    assert (
+        f'data-feedback-url="/api/answers/{"0" * 8}-{"0" * 4}-{"0" * 4}-{"0" * 4}-{"0" * 12}/feedback/"'
+        in html
+    )
+    assert "<script>" not in html.split("<main", 1)[1], "no inline script: the CSP allows none"
+    assert " onclick=" not in html
+
+
+@pytest.mark.django_db
+def test_a_failed_permalink_offers_no_feedback(client: Client, answer_factory: Callable[..., Answer]) -> None:
+    answer = answer_factory(text="Partial [1", source_count=2, fail_kind="upstream")
+    html = client.get(answer.get_absolute_url()).content.decode()
+    assert "data-answer-feedback" not in html
+    assert "data-flag-source" not in html
+    assert "data-verdict" not in html

@@ -1,0 +1,123 @@
+"""Reader feedback for reviewers: a list of it all, read-only, which they may mark resolved.
+
+Feedback is what readers sent (answers.feedback); reviewers change nothing in it but whether
+it is resolved (a review resolves the answer's feedback by itself; see answers.admin.reviews).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.safestring import SafeString
+
+from answers.feedback import feedback_resolve
+from answers.models import Feedback
+
+if TYPE_CHECKING:
+    # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
+    _FeedbackAdminBase = admin.ModelAdmin[Feedback]
+else:
+    _FeedbackAdminBase = admin.ModelAdmin
+
+
+class ResolvedFilter(admin.SimpleListFilter):
+    title = "resolved"
+    parameter_name = "resolved"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [("no", "Unresolved"), ("yes", "Resolved")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> QuerySet[Feedback] | None:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(resolved_at__isnull=self.value() == "no")
+        return None
+
+
+class FlaggedFilter(admin.SimpleListFilter):
+    title = "flagged a source"
+    parameter_name = "flagged"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> QuerySet[Feedback] | None:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(source__isnull=self.value() == "no")
+        return None
+
+
+class FeedbackAdmin(_FeedbackAdminBase):
+    list_display = (
+        "answer_question",
+        "verdict",
+        "flagged_source",
+        "comment_short",
+        "sender",
+        "created_at",
+        "resolved",
+    )
+    list_filter = ("verdict", FlaggedFilter, ResolvedFilter, "created_at")
+    list_select_related = ("answer", "source", "user")
+    search_fields = ("answer__question", "comment")
+    ordering = ("-created_at", "-id")
+    actions = ("mark_resolved",)
+    fields = (
+        "answer",
+        "verdict",
+        "source",
+        "comment",
+        "user",
+        "client",
+        "created_at",
+        "resolved_at",
+        "resolved_by",
+    )
+    readonly_fields = fields
+
+    # Readers write feedback (the API); nobody adds or deletes it here.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Feedback | None = None) -> bool:
+        return False
+
+    @admin.display(description="answer", ordering="answer__question")
+    def answer_question(self, obj: Feedback) -> SafeString:
+        return render_to_string(
+            "admin/answers/review/answer_link.html",
+            {
+                "url": reverse("admin:answers_answer_change", args=[obj.answer_id]),
+                "question": obj.answer.question,
+            },
+        )
+
+    @admin.display(description="flagged source")
+    def flagged_source(self, obj: Feedback) -> str:
+        source = obj.source
+        if source is None:
+            return "—"
+        return f"[{source.final_number}] {source.title}"
+
+    @admin.display(description="comment")
+    def comment_short(self, obj: Feedback) -> str:
+        return obj.comment if len(obj.comment) <= 120 else obj.comment[:119] + "…"
+
+    @admin.display(description="from")
+    def sender(self, obj: Feedback) -> str:
+        if obj.user is not None:
+            return str(obj.user.get_username())
+        return f"anonymous reader {obj.client[:8]}" if obj.client else "anonymous reader"
+
+    @admin.display(description="resolved", boolean=True, ordering="resolved_at")
+    def resolved(self, obj: Feedback) -> bool:
+        return obj.resolved
+
+    @admin.action(description="Mark the selected feedback resolved", permissions=["change"])
+    def mark_resolved(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> None:
+        count = feedback_resolve(queryset=queryset)
+        self.message_user(request, f"{count} marked resolved.", messages.SUCCESS)

@@ -1,0 +1,251 @@
+"""Reader feedback for QA reviewers: on the answer page and its source rows, the list's filters and
+ordering, reviews resolving it, the feedback list, the export, the health shares. Hostile comments
+are shown as text everywhere."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
+from django.utils import timezone
+
+from answers.admin.selectors import citation_health
+from answers.feedback import feedback_create
+from answers.models import Answer, Review
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="alert(1)"> </td></table>'
+ESCAPED = (
+    "&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt; "
+    "&lt;/td&gt;&lt;/table&gt;"
+)
+
+
+@pytest.fixture
+def reviewer(django_user_model):
+    user = django_user_model.objects.create_user("reviewer", password="pw", is_staff=True)
+    user.groups.add(Group.objects.get(name="QA reviewers"))
+    return user
+
+
+@pytest.fixture
+def qa_client(client, reviewer):
+    client.force_login(reviewer)
+    return client
+
+
+def feedback(answer: Answer, verdict: str, *, source: int | None = None, comment: str = "", user=None):
+    """Feedback as the API stores it (answers.feedback is its one writer)."""
+    return feedback_create(
+        answer=answer,
+        verdict=verdict,
+        source_number=source,
+        comment=comment,
+        user=user,
+        client="c0ffee" * 10 + "abcd",
+    )
+
+
+def change_url(answer: Answer) -> str:
+    return reverse("admin:answers_answer_change", args=[answer.pk])
+
+
+def listed(client, **params) -> list:
+    response = client.get(reverse("admin:answers_answer_changelist"), params)
+    assert response.status_code == 200
+    return [a.pk for a in response.context["cl"].result_list]
+
+
+def test_the_answer_page_shows_feedback_beside_the_trail_and_on_the_flagged_sources_row(
+    qa_client, answer_factory, django_user_model
+):
+    answer = answer_factory(text="Tea [3] and chairs [1].", source_count=4)
+    reader = django_user_model.objects.create_user("reader", password="pw")
+    feedback(answer, "helpful", user=reader)
+    feedback(answer, "unhelpful", source=1, comment=HOSTILE)
+
+    response = qa_client.get(change_url(answer))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Reader feedback" in html
+    panel = html.split('class="qa-table qa-feedback"', 1)[1].split("</table>", 1)[0]
+    assert "Helpful" in panel
+    assert "Unhelpful" in panel
+    assert "reader" in panel
+    assert "anonymous reader c0ffeec0" in panel
+    assert ESCAPED in panel
+    assert "<script>window" not in html
+    assert "<img src=x" not in html
+    # Final [1] is the third source retrieved: its row says a reader flagged it.
+    rows = html.split('class="qa-table"', 1)[1].split("</tbody>", 1)[0].split("<tr ")[1:]
+    flagged_row = next(r for r in rows if "flagged by readers" in r)
+    assert flagged_row.split("<td>", 2)[1].startswith("3<"), "the row of original source 3"
+    assert ESCAPED in flagged_row
+    assert sum("flagged by readers" in r for r in rows) == 1
+    assert "unresolved" in panel
+
+
+def test_the_answer_list_filters_on_readers_verdicts_and_orders_by_unresolved_feedback(
+    qa_client, answer_factory
+):
+    quiet = answer_factory(text="Quiet [1].", source_count=1)
+    praised = answer_factory(text="Praised [1].", source_count=1)
+    panned = answer_factory(text="Panned [1].", source_count=2)
+    flagged = answer_factory(text="Flagged [1] [2].", source_count=2)
+    feedback(praised, "helpful")
+    feedback(panned, "unhelpful")
+    feedback(panned, "unhelpful")
+    for _ in range(3):
+        feedback(flagged, "unhelpful", source=2)
+
+    assert set(listed(qa_client, reader_unhelpful="yes")) == {panned.pk, flagged.pk}
+    assert set(listed(qa_client, reader_unhelpful="no")) == {quiet.pk, praised.pk}
+    assert set(listed(qa_client, reader_flagged="yes")) == {flagged.pk}
+    assert set(listed(qa_client, reader_flagged="no")) == {quiet.pk, praised.pk, panned.pk}
+
+    response = qa_client.get(reverse("admin:answers_answer_changelist"))
+    html = response.content.decode()
+    assert "reader said unhelpful" in html
+    assert "reader flagged a source" in html
+    columns = list(response.context["cl"].list_display)
+    by_unresolved = f"-{columns.index('feedback_unresolved')}"
+    ordered = listed(qa_client, o=by_unresolved)
+    assert ordered[:3] == [flagged.pk, panned.pk, praised.pk]
+    assert [a.unresolved_feedback for a in response.context["cl"].result_list if a.pk == flagged.pk] == [3]
+
+
+def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answer_factory):
+    answer = answer_factory(text="Tea [1] and [2].", source_count=2)
+    other = answer_factory(text="Other [1].", source_count=1)
+    before = [feedback(answer, "unhelpful", source=2), feedback(answer, "helpful")]
+    elsewhere = feedback(other, "unhelpful")
+
+    add_url = f"{reverse('admin:answers_review_add')}?answer={answer.pk}"
+    response = qa_client.post(
+        add_url,
+        {
+            "answer": str(answer.pk),
+            "verdict": "wrong_citation",
+            "notes": "Source 2 is off.",
+            "source_flags-TOTAL_FORMS": "0",
+            "source_flags-INITIAL_FORMS": "0",
+            "source_flags-MIN_NUM_FORMS": "0",
+            "source_flags-MAX_NUM_FORMS": "1000",
+        },
+    )
+    assert response.status_code == 302
+    review = Review.objects.get(answer=answer)
+    after = feedback(answer, "unhelpful", comment="Sent after the review.")
+
+    for item in before:
+        item.refresh_from_db()
+        assert item.resolved_by == review
+        assert item.resolved_at is not None
+    elsewhere.refresh_from_db()
+    after.refresh_from_db()
+    assert elsewhere.resolved_at is None
+    assert after.resolved_at is None
+    page = qa_client.get(change_url(answer)).content.decode()
+    assert "by <a href=" in page
+    assert "of reviewer" in page
+    assert page.count("<strong>unresolved</strong>") == 1
+    # Changing the review later resolves nothing more.
+    qa_client.post(
+        reverse("admin:answers_review_change", args=[review.pk]),
+        {
+            "verdict": "ok",
+            "notes": "",
+            "source_flags-TOTAL_FORMS": "0",
+            "source_flags-INITIAL_FORMS": "0",
+            "source_flags-MIN_NUM_FORMS": "0",
+            "source_flags-MAX_NUM_FORMS": "1000",
+        },
+    )
+    after.refresh_from_db()
+    assert after.resolved_at is None
+
+
+def test_reviewers_list_feedback_and_mark_it_resolved_but_never_add_or_delete_it(qa_client, answer_factory):
+    answer = answer_factory(text="Tea [1].", source_count=1)
+    first = feedback(answer, "unhelpful", source=1, comment=HOSTILE)
+    second = feedback(answer, "helpful")
+
+    listing = qa_client.get(reverse("admin:answers_feedback_changelist"))
+    assert listing.status_code == 200
+    html = listing.content.decode()
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
+    assert "<script>window" not in html
+    assert qa_client.get(reverse("admin:answers_feedback_add")).status_code == 403
+    assert qa_client.get(reverse("admin:answers_feedback_delete", args=[first.pk])).status_code == 403
+    unresolved = qa_client.get(reverse("admin:answers_feedback_changelist"), {"resolved": "no"})
+    assert {f.pk for f in unresolved.context["cl"].result_list} == {first.pk, second.pk}
+
+    response = qa_client.post(
+        reverse("admin:answers_feedback_changelist"),
+        {"action": "mark_resolved", "_selected_action": [first.pk]},
+    )
+    assert response.status_code == 302
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.resolved_at is not None
+    assert first.resolved_by is None
+    assert second.resolved_at is None
+    # Nothing else about it changed.
+    assert (first.verdict, first.comment, first.source.final_number) == ("unhelpful", HOSTILE, 1)
+
+
+def test_staff_without_the_reviewers_permissions_cannot_see_feedback(
+    client, django_user_model, answer_factory
+):
+    feedback(answer_factory(text="Tea [1].", source_count=1), "helpful")
+    client.force_login(django_user_model.objects.create_user("clerk", password="pw", is_staff=True))
+    assert client.get(reverse("admin:answers_feedback_changelist")).status_code == 403
+
+
+def test_the_export_carries_each_answers_feedback(admin_client, answer_factory, admin_user):
+    answer = answer_factory(text="Tea [3] and chairs [1].", source_count=4)
+    feedback(answer, "helpful", user=admin_user, comment="Good «tea»")
+    feedback(answer, "unhelpful", source=1, comment=HOSTILE)
+
+    response = admin_client.post(
+        reverse("admin:answers_answer_changelist"),
+        {"action": "export_trails", "_selected_action": [answer.pk]},
+    )
+
+    (row,) = [json.loads(line) for line in response.content.decode().splitlines()]
+    assert [
+        (f["verdict"], f["source"], f["comment"], f["user"], f["resolved_at"]) for f in row["feedback"]
+    ] == [
+        ("helpful", None, "Good «tea»", admin_user.get_username(), None),
+        ("unhelpful", {"final_number": 1, "original_number": 3}, HOSTILE, None, None),
+    ]
+    assert row["feedback"][1]["client"] == "c0ffee" * 10 + "abcd"
+    assert all(f["created_at"] for f in row["feedback"])
+
+
+def test_health_counts_the_answers_readers_called_unhelpful_or_flagged(admin_client, answer_factory):
+    made = [
+        answer_factory(text=f"Answer {i} [1].", source_count=1, provider_name="p", model="m")
+        for i in range(4)
+    ]
+    feedback(made[0], "helpful")
+    feedback(made[1], "unhelpful")
+    feedback(made[1], "unhelpful")  # one answer, counted once
+    feedback(made[2], "unhelpful", source=1)
+    (row,) = citation_health(
+        since=timezone.now() - timedelta(days=1), until=timezone.now() + timedelta(days=1)
+    )
+    assert (row.done, row.reader_unhelpful, row.reader_flagged) == (4, 2, 1)
+    assert (row.unhelpful_share, row.flagged_share) == (0.5, 0.25)
+
+    page = admin_client.get(reverse("admin:answers_answer_health"))
+    cells = next(r for r in page.context["rows"] if r["provider"] == "p")
+    assert (cells["unhelpful"], cells["flagged"]) == ("50%", "25%")
+    html = page.content.decode()
+    assert "readers: unhelpful" in html
+    assert "<title>readers: flagged a source: 25%</title>" in html
