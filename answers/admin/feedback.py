@@ -79,6 +79,13 @@ class FeedbackAdmin(_FeedbackAdminBase):
     )
     readonly_fields = fields
 
+    # Feedback quotes answers: like the answer pages, it needs the trail permission too.
+    def has_view_permission(self, request: HttpRequest, obj: Feedback | None = None) -> bool:
+        return super().has_view_permission(request, obj) and request.user.has_perm("answers.view_trail")
+
+    def has_change_permission(self, request: HttpRequest, obj: Feedback | None = None) -> bool:
+        return super().has_change_permission(request, obj) and request.user.has_perm("answers.view_trail")
+
     # Readers write feedback (the API); nobody adds or deletes it here.
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

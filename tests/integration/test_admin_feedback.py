@@ -8,7 +8,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 from django.utils import timezone
 
@@ -203,7 +203,11 @@ def test_staff_without_the_reviewers_permissions_cannot_see_feedback(
     client, django_user_model, answer_factory
 ):
     feedback(answer_factory(text="Tea [1].", source_count=1), "helpful")
-    client.force_login(django_user_model.objects.create_user("clerk", password="pw", is_staff=True))
+    clerk = django_user_model.objects.create_user("clerk", password="pw", is_staff=True)
+    client.force_login(clerk)
+    assert client.get(reverse("admin:answers_feedback_changelist")).status_code == 403
+    # Feedback quotes answers: seeing it takes the trail permission as well.
+    clerk.user_permissions.add(Permission.objects.get(codename="view_feedback"))
     assert client.get(reverse("admin:answers_feedback_changelist")).status_code == 403
 
 
