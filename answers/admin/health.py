@@ -1,4 +1,5 @@
-"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped, failed."""
+"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped,
+unsupported citations, grounded but uncited sentences, failed."""
 
 from __future__ import annotations
 
@@ -82,6 +83,9 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "fallback": percent(row.fallback_share),
         "stripped": percent(row.stripped_share),
         "normalized": percent(row.normalized_share),
+        "support_checked": row.support_checked,
+        "unsupported": percent(row.unsupported_share),
+        "grounded_uncited": percent(row.grounded_uncited_share),
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
@@ -94,8 +98,11 @@ CHART_METRICS = (
     ("fallback", "fallback", "#8a6fb0"),
     ("stripped", "stripped markers", "#c0392b"),
     ("normalized", "markers repaired (dialects)", "#2e8b57"),
+    ("unsupported", "unsupported citations", "#b03060"),
+    ("grounded_uncited", "grounded but uncited", "#1f6f8b"),
     ("failed", "failed", "#555555"),
 )
+LEGEND_COLUMNS = 4
 CHART_LABEL_WIDTH = 220
 CHART_BAR_WIDTH = 400
 CHART_BAR_HEIGHT = 12
@@ -131,10 +138,16 @@ def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
         y += group_height + 14
     return {
         "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 60,
-        "height": y + 30,
-        "legend_y": y + 10,
+        "height": y + 16 + 16 * -(-len(CHART_METRICS) // LEGEND_COLUMNS),
         "legend": [
-            {"x": 10 + i * 130, "label": label, "colour": colour}
+            {
+                "x": 10 + (i % LEGEND_COLUMNS) * 170,
+                "y": y + 10 + (i // LEGEND_COLUMNS) * 16,
+                "text_x": 24 + (i % LEGEND_COLUMNS) * 170,
+                "text_y": y + 19 + (i // LEGEND_COLUMNS) * 16,
+                "label": label,
+                "colour": colour,
+            }
             for i, (_, label, colour) in enumerate(CHART_METRICS)
         ],
         "groups": groups,

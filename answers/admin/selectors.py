@@ -171,6 +171,9 @@ class HealthRow:
     with_normalized: int  # of the done answers: markers that needed a dialect repair
     retrieved: int  # sources of the done answers
     cited: int
+    support_checked: int = 0  # done answers with a support record
+    with_unsupported: int = 0  # ... with a sentence citing a source under the bar
+    with_grounded_uncited: int = 0  # ... with an uncited sentence some retrieved source grounds
 
     @staticmethod
     def _share(part: int, whole: int) -> float | None:
@@ -197,6 +200,14 @@ class HealthRow:
         return self._share(self.with_normalized, self.done)
 
     @property
+    def unsupported_share(self) -> float | None:
+        return self._share(self.with_unsupported, self.support_checked)
+
+    @property
+    def grounded_uncited_share(self) -> float | None:
+        return self._share(self.with_grounded_uncited, self.support_checked)
+
+    @property
     def failed_share(self) -> float | None:
         return self._share(self.failed, self.answers)
 
@@ -213,7 +224,8 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     """Per provider/model, answers created in [since, until): counts the health page turns into shares.
 
     Shares of dropped/renumbered/fallback/stripped/normalized are over the finished (done)
-    answers; the failed share is over all answers. Two grouped queries.
+    answers; the unsupported and grounded-uncited shares over the done answers whose support
+    record is computed; the failed share is over all answers. Two grouped queries.
     """
     period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
     done = Q(status=Answer.Status.DONE)
@@ -229,6 +241,9 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
             fallback=Count("pk", filter=done & Q(fallback=True)),
             with_stripped=Count("pk", filter=done & ~Q(stripped=[])),
             with_normalized=Count("pk", filter=done & ~Q(normalized=[])),
+            support_checked=Count("pk", filter=done & Q(unsupported_count__isnull=False)),
+            with_unsupported=Count("pk", filter=done & Q(unsupported_count__gt=0)),
+            with_grounded_uncited=Count("pk", filter=done & Q(grounded_uncited_count__gt=0)),
         )
     )
     sources = (
