@@ -97,7 +97,8 @@ def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
 
 
 def answers_export_rows(*, queryset: QuerySet[Answer], chunk_size: int = 200) -> Iterator[dict[str, Any]]:
-    """One JSON-ready dict per answer: the question, both texts, every source and the reviewers' verdicts."""
+    """One JSON-ready dict per answer: the question, both texts, every source, the support record and the
+    reviewers' verdicts."""
     rows = answer_detail_queryset(queryset.order_by("created_at", "pk"))
     for answer in rows.iterator(chunk_size=chunk_size):
         yield answer_export_row(answer)
@@ -122,6 +123,7 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
         "markers": list(answer.markers),
         "error_kind": answer.error_kind,
         "error_message": answer.error_message,
+        "support": answer.support,
         "sources": [
             {
                 "original_number": s.original_number,

@@ -7,6 +7,7 @@ computes once the answer is done (nothing here calls compute_support itself).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from html import unescape
@@ -174,6 +175,13 @@ def test_the_list_filters_find_unsupported_citations_and_grounded_uncited_senten
     assert listed(unsupported="no") == {"Uncited?", "Faithful?"}
     assert listed(grounded_uncited="yes") == {"Uncited?"}
     assert listed(grounded_uncited="no") == {"Miscited?", "Faithful?"}
+
+    # The trails' export carries the records.
+    response = admin_client.post(
+        url, {"action": "export_trails", "_selected_action": [miscited.pk, uncited.pk, faithful.pk]}
+    )
+    exported = {row["id"]: row["support"] for row in map(json.loads, response.content.decode().splitlines())}
+    assert exported == {str(a.pk): a.support for a in (miscited, uncited, faithful)}
 
 
 def test_the_health_page_gives_the_shares_per_provider_and_model(admin_client, answer_factory, topics):
