@@ -331,3 +331,19 @@ def test_check_support_since_a_day_and_a_bad_date(answer_factory, topics, capsys
 
     with pytest.raises(CommandError, match="'yesterday' is not a date \\(YYYY-MM-DD\\)"):
         call_command("check_support", "--since", "yesterday")
+
+
+def test_the_page_shows_what_it_can_of_a_damaged_record(admin_client, answer_factory, topics):
+    answer = answer_factory(text=MISCITED, documents=topics[:2])
+    good = answer.support["sentences"][0]
+    damaged = {
+        "method": "lexical",
+        "sentences": [good, "junk", {**good, "start": 500, "end": 600}, {**good, "verdict": "maybe"}],
+    }
+    Answer.objects.filter(pk=answer.pk).update(support=damaged)
+
+    html = page(admin_client, answer)
+    assert [(n, css) for n, css, _ in sentence_spans(html)] == [("1", "supported")]
+    panel = html.split("qa-support-text")[1].split("</div>")[0]
+    # The rest of the text is there, unmarked.
+    assert "Each teacup holds exactly one hundred millilitres of kelp tea [2]." in unescape(panel)
