@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import schemathesis
 
 from tests.fixtures.live_server import LiveServer, SeedDocument, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
@@ -180,13 +181,18 @@ def test_a_reply_copied_from_the_sources_it_cites_is_all_supported_on_both_paths
             f"Each teacup holds exactly one hundred millilitres of kelp tea [{n['Walrus teacups']}]."
         )
 
+    schema = schemathesis.openapi.from_url(f"{world.live.url}/api/schema/", timeout=10)
     stub.reset()
     with world.client() as client:
         for stream in (False, True):
             stub.enqueue(reply_citing(faithful))
             response = client.post("/api/answers/", json={"question": QUESTION, "stream": stream})
             assert response.status_code in (201, 202), response.text
-            support = wait_for_support(client, response.json()["id"])["support"]
+            answer_id = response.json()["id"]
+            support = wait_for_support(client, answer_id)["support"]
+            # The stored record is what the OpenAPI schema documents.
+            trail = client.get(f"/api/answers/{answer_id}/trail/")
+            schema["/api/answers/{answer_id}/trail/"]["GET"].validate_response(trail)
             assert [s["verdict"] for s in support["sentences"]] == ["supported", "supported"], json.dumps(
                 support
             )
