@@ -131,6 +131,24 @@ class Answer(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    support = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Which sentences the sources back (API.md, trail `support`); null until computed.",
+    )
+    unsupported_count = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Sentences citing a source that scores under the support bar; null until computed.",
+    )
+    grounded_uncited_count = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Sentences without a marker that a retrieved source grounds; null until computed.",
+    )
     idempotency_key = models.CharField(
         max_length=255, blank=True, help_text="The client's Idempotency-Key header, if it sent one."
     )

@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 
 from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
-from answers.admin.trail import source_rows, trail_panels
+from answers.admin.trail import source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
 
 if TYPE_CHECKING:
@@ -116,6 +116,34 @@ class ReaderFlaggedFilter(_AnnotatedYesNoFilter):
     parameter_name = "reader_flagged"
 
 
+class _SupportCountFilter(_YesNoFilter):
+    """Whether the support record counted any sentence of a kind (`parameter_name`'s stored count).
+
+    Answers whose record is not computed (null) are in neither "yes" nor "no".
+    """
+
+    count_field = ""
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() == "yes":
+            return queryset.filter(**{f"{self.count_field}__gt": 0})
+        if self.value() == "no":
+            return queryset.filter(**{self.count_field: 0})
+        return None
+
+
+class UnsupportedFilter(_SupportCountFilter):
+    title = "unsupported citations"
+    parameter_name = "unsupported"
+    count_field = "unsupported_count"
+
+
+class GroundedUncitedFilter(_SupportCountFilter):
+    title = "grounded but uncited"
+    parameter_name = "grounded_uncited"
+    count_field = "grounded_uncited_count"
+
+
 class VerdictFilter(admin.SimpleListFilter):
     title = "latest review verdict"
     parameter_name = "verdict"
@@ -150,6 +178,7 @@ class AnswerAdmin(_AnswerAdminBase):
         "renumbered",
         "fallback",
         "stripped_count",
+        "support_counts",
         "verdict",
         "feedback_unresolved",
         "created_at",
@@ -164,6 +193,8 @@ class AnswerAdmin(_AnswerAdminBase):
         RenumberedFilter,
         HasStrippedFilter,
         HasNormalizedFilter,
+        UnsupportedFilter,
+        GroundedUncitedFilter,
         VerdictFilter,
         ReaderUnhelpfulFilter,
         ReaderFlaggedFilter,
@@ -192,6 +223,7 @@ class AnswerAdmin(_AnswerAdminBase):
                 )
             },
         ),
+        ("Support check: which sentences the sources back", {"fields": ("support_check",)}),
         ("Sources, in retrieval order", {"fields": ("sources_table",)}),
         ("Reader feedback", {"fields": ("reader_feedback",)}),
         ("Retrieval", {"fields": ("retrieval",)}),
@@ -285,6 +317,12 @@ class AnswerAdmin(_AnswerAdminBase):
     def stripped_count(self, obj: Answer) -> int:
         return len(obj.stripped)
 
+    @admin.display(description="unsupported / grounded uncited")
+    def support_counts(self, obj: Answer) -> str:
+        if obj.unsupported_count is None or obj.grounded_uncited_count is None:
+            return EMPTY
+        return f"{obj.unsupported_count} / {obj.grounded_uncited_count}"
+
     @admin.display(description="review verdict", ordering="latest_verdict")
     def verdict(self, obj: Answer) -> str:
         value = _annotation(obj, "latest_verdict")
@@ -321,9 +359,13 @@ class AnswerAdmin(_AnswerAdminBase):
     def stripped_members(self, obj: Answer) -> SafeString:
         return _panel("stripped.html", stripped=list(obj.stripped))
 
+    @admin.display(description="sentences and their sources")
+    def support_check(self, obj: Answer) -> SafeString:
+        return _panel("support.html", panel=support_panel(obj, _sources(obj)))
+
     @admin.display(description="sources")
     def sources_table(self, obj: Answer) -> SafeString:
-        return _panel("sources.html", rows=source_rows(_sources(obj)))
+        return _panel("sources.html", rows=source_rows(_sources(obj), obj.support))
 
     @admin.display(description="retrieval trace")
     def retrieval(self, obj: Answer) -> SafeString:

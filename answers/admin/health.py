@@ -1,5 +1,6 @@
-"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped, failed,
-and of answers readers called unhelpful or whose sources they flagged."""
+"""The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped,
+unsupported citations, grounded but uncited sentences, failed, and of answers readers called
+unhelpful or whose sources they flagged."""
 
 from __future__ import annotations
 
@@ -85,6 +86,9 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "normalized": percent(row.normalized_share),
         "unhelpful": percent(row.unhelpful_share),
         "flagged": percent(row.flagged_share),
+        "support_checked": row.support_checked,
+        "unsupported": percent(row.unsupported_share),
+        "grounded_uncited": percent(row.grounded_uncited_share),
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
@@ -99,12 +103,14 @@ CHART_METRICS = (
     ("normalized", "markers repaired (dialects)", "#2e8b57"),
     ("unhelpful", "readers: unhelpful", "#b8860b"),
     ("flagged", "readers: flagged a source", "#8b4513"),
+    ("unsupported", "unsupported citations", "#b03060"),
+    ("grounded_uncited", "grounded but uncited", "#1f6f8b"),
     ("failed", "failed", "#555555"),
 )
+LEGEND_COLUMNS = 4
 CHART_LABEL_WIDTH = 220
 CHART_BAR_WIDTH = 400
 CHART_BAR_HEIGHT = 12
-CHART_LEGEND_PER_ROW = 4
 
 
 def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
@@ -136,15 +142,15 @@ def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
         groups.append({"name": name, "label_y": y + group_height // 2 + 4, "bars": bars})
         y += group_height + 14
     # The legend, four to a line, so it stays within the chart's width.
-    legend_rows = (len(CHART_METRICS) + CHART_LEGEND_PER_ROW - 1) // CHART_LEGEND_PER_ROW
     return {
         "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 60,
-        "height": y + 14 + 16 * legend_rows,
-        "legend_y": y + 10,
+        "height": y + 16 + 16 * -(-len(CHART_METRICS) // LEGEND_COLUMNS),
         "legend": [
             {
-                "x": 10 + (i % CHART_LEGEND_PER_ROW) * 170,
-                "y": y + 10 + (i // CHART_LEGEND_PER_ROW) * 16,
+                "x": 10 + (i % LEGEND_COLUMNS) * 170,
+                "y": y + 10 + (i // LEGEND_COLUMNS) * 16,
+                "text_x": 24 + (i % LEGEND_COLUMNS) * 170,
+                "text_y": y + 19 + (i // LEGEND_COLUMNS) * 16,
                 "label": label,
                 "colour": colour,
             }

@@ -139,7 +139,8 @@ def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
 
 
 def answers_export_rows(*, queryset: QuerySet[Answer], chunk_size: int = 200) -> Iterator[dict[str, Any]]:
-    """One JSON-ready dict per answer: the question, both texts, every source and the reviewers' verdicts."""
+    """One JSON-ready dict per answer: the question, both texts, every source, the support record and the
+    reviewers' verdicts."""
     rows = answer_detail_queryset(queryset.order_by("created_at", "pk"))
     for answer in rows.iterator(chunk_size=chunk_size):
         yield answer_export_row(answer)
@@ -164,6 +165,7 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
         "markers": list(answer.markers),
         "error_kind": answer.error_kind,
         "error_message": answer.error_message,
+        "support": answer.support,
         "sources": [
             {
                 "original_number": s.original_number,
@@ -233,6 +235,9 @@ class HealthRow:
     reader_flagged: int  # of the done answers: a reader flagged a source
     retrieved: int  # sources of the done answers
     cited: int
+    support_checked: int = 0  # done answers with a support record
+    with_unsupported: int = 0  # ... with a sentence citing a source under the bar
+    with_grounded_uncited: int = 0  # ... with an uncited sentence some retrieved source grounds
 
     @staticmethod
     def _share(part: int, whole: int) -> float | None:
@@ -266,6 +271,13 @@ class HealthRow:
     def flagged_share(self) -> float | None:
         return self._share(self.reader_flagged, self.done)
 
+    def unsupported_share(self) -> float | None:
+        return self._share(self.with_unsupported, self.support_checked)
+
+    @property
+    def grounded_uncited_share(self) -> float | None:
+        return self._share(self.with_grounded_uncited, self.support_checked)
+
     @property
     def failed_share(self) -> float | None:
         return self._share(self.failed, self.answers)
@@ -285,6 +297,9 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     Shares of dropped/renumbered/fallback/stripped/normalized, and of answers a reader called
     unhelpful or whose source a reader flagged, are over the finished (done) answers; the failed
     share is over all answers. Two grouped queries.
+    Shares of dropped/renumbered/fallback/stripped/normalized are over the finished (done)
+    answers; the unsupported and grounded-uncited shares over the done answers whose support
+    record is computed; the failed share is over all answers. Two grouped queries.
     """
     period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
     done = Q(status=Answer.Status.DONE)
@@ -302,6 +317,9 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
             with_normalized=Count("pk", filter=done & ~Q(normalized=[])),
             reader_unhelpful=Count("pk", filter=done & Q(reader_unhelpful_expression())),
             reader_flagged=Count("pk", filter=done & Q(reader_flagged_expression())),
+            support_checked=Count("pk", filter=done & Q(unsupported_count__isnull=False)),
+            with_unsupported=Count("pk", filter=done & Q(unsupported_count__gt=0)),
+            with_grounded_uncited=Count("pk", filter=done & Q(grounded_uncited_count__gt=0)),
         )
     )
     sources = (

@@ -12,6 +12,7 @@ from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
 from answers.selectors import answer_references
+from answers.support.record import VERDICTS
 
 
 class StrictCharField(serializers.CharField):
@@ -200,12 +201,53 @@ class NormalizedSerializer(serializers.Serializer[dict[str, str]]):
     text = serializers.CharField()
 
 
+class SupportSentenceSerializer(serializers.Serializer[dict[str, Any]]):
+    """One sentence of the final text (outside code blocks) and whether its sources back it."""
+
+    text = serializers.CharField()
+    start = serializers.IntegerField(help_text="Offset of its first character in the final text.")
+    end = serializers.IntegerField(help_text="Offset just past it (its markers included).")
+    cited = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The final numbers its markers cite, in written order."
+    )
+    scores = serializers.DictField(
+        child=serializers.FloatField(min_value=0.0, max_value=1.0),
+        help_text="Each cited source's support score (0..1), by final number.",
+    )
+    verdict = serializers.ChoiceField(choices=list(VERDICTS))
+    grounded_by = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Uncited sentences: the original numbers of the retrieved sources (cited or dropped) "
+        "scoring at least min_score, best first; empty otherwise.",
+    )
+
+
+class SupportFallbackSerializer(serializers.Serializer[dict[str, str]]):
+    method = serializers.CharField(help_text="The configured method, which failed.")
+    reason = serializers.CharField()
+
+
+class SupportSerializer(serializers.Serializer[dict[str, Any]]):
+    """The support record (API.md, trail `support`)."""
+
+    method = serializers.CharField(help_text="The method that scored: lexical, judge, or a dotted path.")
+    min_score = serializers.FloatField(help_text="The bar: a source scoring at least this supports.")
+    fallback = SupportFallbackSerializer(
+        allow_null=True, required=False, help_text="When the configured method failed and lexical stood in."
+    )
+    sentences = SupportSentenceSerializer(many=True)
+
+
 class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     text = serializers.CharField(source="final_text")
     sources = TrailSourceSerializer(many=True)
     markers = MarkerDecisionSerializer(many=True)
     normalized = NormalizedSerializer(many=True)
     error = serializers.SerializerMethodField()
+    support = SupportSerializer(
+        allow_null=True,
+        help_text="Null until computed (after `done` is stored and published), or if it could not be.",
+    )
 
     class Meta:
         model = Answer
@@ -235,6 +277,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "finished_at",
             "error",
             "sources",
+            "support",
         ]
 
     def get_error(self, answer: Answer) -> dict[str, str] | None:

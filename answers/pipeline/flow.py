@@ -1,4 +1,5 @@
-"""The answer flow: retrieve, persist, publish, generate, finalize, persist, publish.
+"""The answer flow: retrieve, persist, publish, generate, finalize, persist, publish (then, off
+the answer's path, its support record: answers.pipeline.support).
 
 One `ask()` serves both delivery paths (JSON and SSE); they differ only in the
 publisher passed in (answers.pipeline.publisher): whether events are published,
@@ -23,7 +24,7 @@ from django.db import DatabaseError
 from answers import db
 from answers.conf import conf
 from answers.models import Answer
-from answers.pipeline import lifecycle, store
+from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
 from answers.providers.base import ErrorKind, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
@@ -227,6 +228,8 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         return await fail(ErrorKind.STORAGE, "The answer could not be saved.")
     if answer.status == Answer.Status.DONE:
         await publisher.done(answer)
+        # Stored and published: the support record is computed off the answer's path.
+        support.start(answer.id)
     return answer
 
 

@@ -36,6 +36,9 @@ Message = dict[str, Any]
 # Every generation in flight in this process, by answer: kept referenced so the event
 # loop cannot drop them, awaited by idempotent retries, finished or failed on shutdown.
 _in_flight: dict[uuid.UUID, asyncio.Task[Answer]] = {}
+# Work started once an answer is done (its support record): kept referenced, waited for on
+# shutdown within the same grace, and by tests (wait_for_background).
+_after_done: dict[uuid.UUID, asyncio.Task[None]] = {}
 _shutting_down = False
 
 
@@ -59,10 +62,25 @@ def in_flight(answer_id: uuid.UUID) -> asyncio.Task[Answer] | None:
     return _in_flight.get(answer_id)
 
 
+def track_after_done(answer_id: uuid.UUID, task: asyncio.Task[None]) -> None:
+    """Work on a done answer (its support record) running in a task of its own, until it ends."""
+    _after_done[answer_id] = task
+
+    def forget(_: object) -> None:
+        if _after_done.get(answer_id) is task:
+            del _after_done[answer_id]
+
+    task.add_done_callback(forget)
+
+
+def after_done(answer_id: uuid.UUID) -> asyncio.Task[None] | None:
+    return _after_done.get(answer_id)
+
+
 async def wait_for_background() -> None:
-    """Wait for every generation in flight in this process (tests)."""
-    while _in_flight:
-        await asyncio.gather(*list(_in_flight.values()), return_exceptions=True)
+    """Wait for every generation in flight in this process, and the work started once each is done (tests)."""
+    while _in_flight or _after_done:
+        await asyncio.gather(*_in_flight.values(), *_after_done.values(), return_exceptions=True)
 
 
 def is_shutting_down() -> bool:
@@ -81,6 +99,7 @@ async def shutdown(*, grace: float) -> list[uuid.UUID]:
     Returns the ids of the answers it had to fail.
     """
     begin_shutdown()
+    deadline = asyncio.get_running_loop().time() + grace
     pending = set(_in_flight.values())
     if pending:
         logger.info("shutdown: waiting up to %.1f s for %d answer(s) in flight", grace, len(pending))
@@ -91,7 +110,24 @@ async def shutdown(*, grace: float) -> list[uuid.UUID]:
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
         logger.warning("shutdown: %d answer(s) did not finish in time and were marked failed", len(pending))
+    await _finish_after_done(deadline)
     return interrupted
+
+
+async def _finish_after_done(deadline: float) -> None:
+    """The support records being computed (answers that finished meanwhile included), until `deadline`.
+
+    One not finished by then is cancelled: its answer keeps `support` null (check_support fills it).
+    """
+    pending = set(_after_done.values())
+    if not pending:
+        return
+    _, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+        logger.warning("shutdown: %d support record(s) not computed in time, left null", len(pending))
 
 
 def reap_on_start() -> list[Any]:

@@ -1,10 +1,11 @@
-"""Storage of answers: create (with sources), heartbeat, complete (the pair and every outcome), fail, reap."""
+"""Storage of answers: create (with sources), heartbeat, complete (the pair and every outcome), fail, reap,
+and the support record computed after `done`."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -17,6 +18,7 @@ from answers.providers.base import ErrorKind, Provider
 from answers.providers.prompt import Prompt
 from answers.retrieval.types import Retrieval, RetrievedSource
 from answers.sse.publish import publish_error
+from answers.support.record import summarize
 
 if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports store.py
     from answers.pipeline.idempotency import Idempotency
@@ -184,6 +186,22 @@ def answer_fail(
         finished_at=timezone.now(),
     )
     return Answer.objects.get(id=answer_id)
+
+
+def answer_support(*, answer_id: uuid.UUID, record: dict[str, Any]) -> bool:
+    """Store a done answer's support record and the counts the admin filters on; False if not done."""
+    dropped = set(
+        AnswerSource.objects.filter(answer_id=answer_id, status=AnswerSource.Status.DROPPED).values_list(
+            "original_number", flat=True
+        )
+    )
+    summary = summarize(record, dropped)
+    updated = Answer.objects.filter(id=answer_id, status=Answer.Status.DONE).update(
+        support=record,
+        unsupported_count=summary.unsupported,
+        grounded_uncited_count=summary.grounded_uncited,
+    )
+    return bool(updated)
 
 
 def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]:

@@ -10,6 +10,7 @@ the answer, is the caller's part.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -54,6 +55,11 @@ def load_inputs(answer: Answer) -> SupportInputs:
     inputs = support_inputs(answer.final_text, sources, quotes=quotes)
     words = [w for sentence in inputs.sentences for w in content_words(sentence.body)]
     return replace(inputs, idf=corpus_idf(words))
+
+
+def load_inputs_for(answer_id: uuid.UUID) -> SupportInputs:
+    """load_inputs for the answer with this id (its sources fetched in one more query)."""
+    return load_inputs(Answer.objects.prefetch_related("sources").get(pk=answer_id))
 
 
 def compute_support(

@@ -92,6 +92,9 @@ def test_health_page_shows_the_figures_and_a_chart(admin_client, known_answers):
         "normalized": "0%",
         "unhelpful": "0%",
         "flagged": "0%",
+        "support_checked": 4,
+        "unsupported": "75%",  # three of them cite documents whose words their sentences lack
+        "grounded_uncited": "0%",
         "failed": "20%",
         "avg_retrieved": "2.75",
         "avg_cited": "1.25",

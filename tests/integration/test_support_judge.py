@@ -92,8 +92,8 @@ async def test_a_bad_judge_reply_falls_back_to_lexical_and_says_so(stub_openai, 
 
 
 def test_compute_support_asks_the_judge_when_set_to(answer_factory, openai_settings, stub_openai):
-    openai_settings.ANSWERS_SUPPORT_METHOD = "judge"
     answer = answer_factory(text="Doc one says something [1]. Nothing else.", source_count=2)
+    openai_settings.ANSWERS_SUPPORT_METHOD = "judge"  # after the answer: its own record was lexical
     stub_openai.enqueue(verdicts_from_request({(1, 1)}))
 
     record = compute_support(answer)
@@ -104,8 +104,8 @@ def test_compute_support_asks_the_judge_when_set_to(answer_factory, openai_setti
 
 
 def test_compute_support_falls_back_when_the_judge_is_malformed(answer_factory, openai_settings, stub_openai):
-    openai_settings.ANSWERS_SUPPORT_METHOD = "judge"
     answer = answer_factory(text="Doc one says something [1].", source_count=2)
+    openai_settings.ANSWERS_SUPPORT_METHOD = "judge"  # after the answer: its own record was lexical
     stub_openai.enqueue(Reply(pieces=["not json at all"]))
 
     record = compute_support(answer)

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from answers import selectors
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
-from answers.pipeline import flow
+from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
@@ -62,6 +62,9 @@ class Command(BaseCommand):
 
     async def _ask(self, question: str, provider: Provider) -> Answer:
         answer = await flow.ask(question=question, asker_id=None, publisher=JSON, provider=provider)
+        support = lifecycle.after_done(answer.id)
+        if support is not None:
+            await support  # its support record, before this loop (and the command) ends
         trail = await sync_to_async(selectors.answer_trail_get)(answer_id=answer.id)
         assert trail is not None
         return trail
