@@ -21,7 +21,7 @@ import anthropic
 from answers.conf import AnswersSettings
 from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
-from answers.providers.streaming import BACKOFF_BASE_S, MAX_RETRIES, Progress, StreamingProvider
+from answers.providers.streaming import Progress, StreamingProvider
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, TextBlockParam
@@ -117,36 +117,12 @@ class AnthropicProvider(StreamingProvider):
     errors = anthropic
     length_stop = "max_tokens"
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None,
-        api_key: str | None,
-        model: str,
-        timeout: float = 60.0,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        max_retries: int = MAX_RETRIES,
-        backoff_s: float = BACKOFF_BASE_S,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            model=model,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-        )
-        self.max_tokens = max_tokens
+    # No default model: ANSWERS_MODEL is required with this provider (system check answers.E017).
+    max_tokens = DEFAULT_MAX_TOKENS
 
     @classmethod
-    def from_settings(cls, conf: AnswersSettings) -> AnthropicProvider:
-        # ANSWERS_MODEL is required with this provider (system check answers.E017).
-        return cls(
-            base_url=conf.ANTHROPIC_BASE_URL,
-            api_key=conf.ANTHROPIC_API_KEY,
-            model=conf.MODEL,
-            timeout=conf.PROVIDER_TIMEOUT,
-        )
+    def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
+        return conf.ANTHROPIC_BASE_URL, conf.ANTHROPIC_API_KEY
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(

@@ -13,7 +13,7 @@ import openai
 from answers.conf import AnswersSettings
 from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
-from answers.providers.streaming import BACKOFF_BASE_S, MAX_RETRIES, Progress, StreamingProvider
+from answers.providers.streaming import Progress, StreamingProvider
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -60,35 +60,12 @@ class OpenAIProvider(StreamingProvider):
     errors = openai
     length_stop = "length"
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None,
-        api_key: str | None,
-        model: str | None = None,
-        timeout: float = 60.0,
-        temperature: float = 0.2,
-        max_retries: int = MAX_RETRIES,
-        backoff_s: float = BACKOFF_BASE_S,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            model=model or DEFAULT_MODEL,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-        )
-        self.temperature = temperature
+    default_model = DEFAULT_MODEL
+    temperature = 0.2
 
     @classmethod
-    def from_settings(cls, conf: AnswersSettings) -> OpenAIProvider:
-        return cls(
-            base_url=conf.OPENAI_BASE_URL,
-            api_key=conf.OPENAI_API_KEY,
-            model=conf.MODEL or None,
-            timeout=conf.PROVIDER_TIMEOUT,
-        )
+    def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
+        return conf.OPENAI_BASE_URL, conf.OPENAI_API_KEY
 
     def _new_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(

@@ -18,8 +18,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
+from answers.conf import AnswersSettings
 from answers.providers.base import ErrorKind, Generation, ProviderError
 from answers.providers.prompt import Prompt
 
@@ -89,23 +90,37 @@ class StreamingProvider(ABC):
     errors: ModuleType  # the client's module, for its exception classes
     length_stop: str
 
+    default_model: str = ""  # used when no model is named
+
     def __init__(
         self,
         *,
         base_url: str | None,
         api_key: str | None,
-        model: str,
+        model: str | None = None,
         timeout: float = 60.0,
         max_retries: int = MAX_RETRIES,
         backoff_s: float = BACKOFF_BASE_S,
     ) -> None:
-        self.model = model
+        self.model = model or self.default_model
         self.base_url = base_url
         # Kept private and out of repr: the key must never reach a log line or an error message.
         self._api_key = api_key
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+
+    @classmethod
+    def from_settings(cls, conf: AnswersSettings) -> Self:
+        base_url, api_key = cls._endpoint(conf)
+        return cls(
+            base_url=base_url, api_key=api_key, model=conf.MODEL or None, timeout=conf.PROVIDER_TIMEOUT
+        )
+
+    @classmethod
+    @abstractmethod
+    def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
+        """The base URL and API key the settings name for this provider (None: the client's default)."""
 
     def __repr__(self) -> str:
         return (
