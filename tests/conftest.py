@@ -12,6 +12,7 @@ from hypothesis import settings
 pytest_plugins = [
     "tests.fixtures.content",
     "tests.fixtures.providers",
+    "tests.fixtures.anthropic_stub",
     "tests.fixtures.answers",
     "tests.fixtures.live_server",
     "tests.fixtures.redis_server",
