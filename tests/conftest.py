@@ -12,9 +12,9 @@ from hypothesis import settings
 pytest_plugins = [
     "tests.fixtures.content",
     "tests.fixtures.providers",
-    "tests.fixtures.anthropic_stub",
     "tests.fixtures.answers",
     "tests.fixtures.live_server",
+    "tests.fixtures.anthropic_stub",
     "tests.fixtures.redis_server",
     "tests.fixtures.pushpin",
     "tests.fixtures.embeddings_server",
