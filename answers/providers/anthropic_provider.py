@@ -115,6 +115,7 @@ class AnthropicProvider(StreamingProvider):
     name = "anthropic"
     native_citations = True
     errors = anthropic
+    client_class = anthropic.AsyncAnthropic  # with no key given, it reads ANTHROPIC_API_KEY itself
     length_stop = "max_tokens"
 
     # No default model: ANSWERS_MODEL is required with this provider (system check answers.E017).
@@ -123,16 +124,6 @@ class AnthropicProvider(StreamingProvider):
     @classmethod
     def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
         return conf.ANTHROPIC_BASE_URL, conf.ANTHROPIC_API_KEY
-
-    def _new_client(self) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(
-            base_url=self.base_url,
-            # None: the client reads ANTHROPIC_API_KEY itself.
-            api_key=self._api_key,
-            # Retries are ours: only before the first piece, and inside the overall deadline.
-            max_retries=0,
-            timeout=self.timeout,
-        )
 
     async def _open(self, client: anthropic.AsyncAnthropic, prompt: Prompt) -> Any:
         return await client.messages.create(

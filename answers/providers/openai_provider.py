@@ -58,6 +58,7 @@ class OpenAIProvider(StreamingProvider):
 
     name = "openai"
     errors = openai
+    client_class = openai.AsyncOpenAI
     length_stop = "length"
 
     default_model = DEFAULT_MODEL
@@ -67,15 +68,9 @@ class OpenAIProvider(StreamingProvider):
     def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
         return conf.OPENAI_BASE_URL, conf.OPENAI_API_KEY
 
-    def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=self.base_url,
-            # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
-            api_key=self._api_key or "not-needed",
-            # Retries are ours: only before the first piece, and inside the overall deadline.
-            max_retries=0,
-            timeout=self.timeout,
-        )
+    def _client_key(self) -> str:
+        # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
+        return self._api_key or "not-needed"
 
     async def _open(self, client: openai.AsyncOpenAI, prompt: Prompt) -> openai.AsyncStream[Any]:
         return await client.chat.completions.create(

@@ -80,7 +80,7 @@ class _Retry(Exception):
 class StreamingProvider(ABC):
     """A provider streaming from an official client; every failure becomes one ProviderError.
 
-    A subclass says how to build its client (`_new_client`), how to open a stream
+    A subclass names its client (`client_class`, `errors`), how to open a stream
     (`_open`), how to read its events (`_reader`) and which stop reason means the
     length limit (`length_stop`).
     """
@@ -88,6 +88,7 @@ class StreamingProvider(ABC):
     name: str
     native_citations: bool = False
     errors: ModuleType  # the client's module, for its exception classes
+    client_class: type[Any]  # its async client (openai.AsyncOpenAI, anthropic.AsyncAnthropic)
     length_stop: str
 
     default_model: str = ""  # used when no model is named
@@ -127,8 +128,18 @@ class StreamingProvider(ABC):
             f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, timeout={self.timeout})"
         )
 
-    @abstractmethod
-    def _new_client(self) -> Any: ...
+    def _client_key(self) -> str | None:
+        """The key the client is built with (None: the client reads its own environment variable)."""
+        return self._api_key
+
+    def _new_client(self) -> Any:
+        return self.client_class(
+            base_url=self.base_url,
+            api_key=self._client_key(),
+            # Retries are ours: only before the first piece, and inside the overall deadline.
+            max_retries=0,
+            timeout=self.timeout,
+        )
 
     @abstractmethod
     async def _open(self, client: Any, prompt: Prompt) -> Any:

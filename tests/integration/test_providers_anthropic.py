@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -29,15 +30,10 @@ SOURCES = [
 PROMPT = build_prompt("What does the with statement do?", SOURCES, native_citations=True)
 
 
-def _provider(stub: StubAnthropicServer, *, timeout: float = 5.0, **kwargs: object) -> AnthropicProvider:
-    return AnthropicProvider(
-        base_url=stub.base_url,
-        api_key=API_KEY,
-        model="claude-stub",
-        timeout=timeout,
-        backoff_s=0.01,
-        **kwargs,  # type: ignore[arg-type]
-    )
+def _provider(stub: StubAnthropicServer, **overrides: Any) -> AnthropicProvider:
+    """The provider on `stub`: a 5 s deadline and quick backoff unless `overrides` say otherwise."""
+    options: dict[str, Any] = {"api_key": API_KEY, "model": "claude-stub", "timeout": 5.0, "backoff_s": 0.01}
+    return AnthropicProvider(base_url=stub.base_url, **{**options, **overrides})
 
 
 async def _collect(provider: AnthropicProvider) -> tuple[str, Generation, ProviderError | None]:
@@ -232,13 +228,13 @@ async def test_hanging_server_times_out_at_the_setting(stub_anthropic: StubAnthr
     assert time.monotonic() - started < HANG_BOUND
 
 
-async def test_empty_answer_is_a_bad_response(stub_anthropic: StubAnthropicServer) -> None:
-    stub_anthropic.enqueue(Message(blocks=[]))
-
-    _, _, error = await _collect(_provider(stub_anthropic))
-
-    assert error is not None
-    assert error.kind == "bad_response"
+@pytest.mark.parametrize("blocks", [[], [Block()]], ids=["no-blocks", "one-empty-block"])
+async def test_empty_answer_is_a_bad_response(
+    stub_anthropic: StubAnthropicServer, blocks: list[Block]
+) -> None:
+    stub_anthropic.enqueue(Message(blocks=blocks))
+    text, generation, error = await _collect(_provider(stub_anthropic))
+    assert (text, generation.quotes, error and error.kind) == ("", {}, "bad_response")
 
 
 async def test_api_key_never_appears_in_errors_reprs_or_logs(
