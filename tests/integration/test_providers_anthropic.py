@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
 
+import httpx
 import pytest
+from anthropic.types import RawMessageStreamEvent
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.test import override_settings
+from pydantic import TypeAdapter
 
 from answers.providers import Provider, ProviderError, build_prompt
-from answers.providers.anthropic_provider import AnthropicProvider
+from answers.providers.anthropic_provider import AnthropicProvider, request_messages
 from answers.providers.base import Generation
 from answers.providers.prompt import NATIVE_PROMPT_VERSION, NATIVE_SYSTEM_PROMPT
 from answers.providers.registry import get_provider
@@ -281,3 +285,41 @@ def test_anthropic_without_a_model_fails_the_system_check() -> None:
 @override_settings(ANSWERS_PROVIDER="anthropic", ANSWERS_MODEL="claude-x")
 def test_anthropic_with_a_model_passes_the_system_check() -> None:
     call_command("check")
+
+
+def test_the_stubs_events_validate_strictly_against_the_clients_types(
+    stub_anthropic: StubAnthropicServer,
+) -> None:
+    """The client builds events without validating them; here every field is checked."""
+    stub_anthropic.enqueue(
+        Message(
+            blocks=[Block(Cite(1), "Floats.", Cite(0, "wraps")), Block(" Done.")], stop_reason="max_tokens"
+        )
+    )
+    body = {
+        "model": "claude-stub",
+        "max_tokens": 100,
+        "stream": True,
+        "messages": request_messages(PROMPT),
+    }
+    adapter = TypeAdapter(RawMessageStreamEvent)
+    names: list[str] = []
+    with httpx.stream("POST", f"{stub_anthropic.base_url}/v1/messages", json=body, timeout=10) as response:
+        lines = [line for line in response.iter_lines() if line]
+    for name_line, data_line in zip(lines[::2], lines[1::2], strict=True):
+        name = name_line.removeprefix("event: ")
+        data = json.loads(data_line.removeprefix("data: "))
+        assert data["type"] == name
+        names.append(name)
+        if name != "ping":
+            adapter.validate_python(data, strict=True)
+
+    assert names == [
+        "message_start",
+        "ping",
+        *["content_block_start", "content_block_delta", "content_block_delta", "content_block_delta"],
+        "content_block_stop",
+        *["content_block_start", "content_block_delta", "content_block_stop"],
+        "message_delta",
+        "message_stop",
+    ]
