@@ -75,6 +75,14 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 id="answers.E014",
             )
         )
+    if conf.PROVIDER == "anthropic" and not conf.MODEL.strip():
+        errors.append(
+            Error(
+                "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'anthropic'.",
+                hint="Name an Anthropic model that supports citations, e.g. ANSWERS_MODEL=claude-sonnet-4-5.",
+                id="answers.E017",
+            )
+        )
     errors += _check_support()
     return errors
 

@@ -11,6 +11,7 @@ from answers.citations.normalize import DIALECTS
 PROVIDERS = {
     "extractive": "answers.providers.extractive.ExtractiveProvider",
     "openai": "answers.providers.openai_provider.OpenAIProvider",
+    "anthropic": "answers.providers.anthropic_provider.AnthropicProvider",
 }
 SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
 EMBEDDINGS = ("none", "openai")
@@ -70,6 +71,14 @@ class AnswersSettings:
     @property
     def OPENAI_API_KEY(self) -> str | None:
         return getattr(settings, "ANSWERS_OPENAI_API_KEY", "") or None
+
+    @property
+    def ANTHROPIC_BASE_URL(self) -> str | None:
+        return getattr(settings, "ANSWERS_ANTHROPIC_BASE_URL", "") or None
+
+    @property
+    def ANTHROPIC_API_KEY(self) -> str | None:
+        return getattr(settings, "ANSWERS_ANTHROPIC_API_KEY", "") or None
 
     @property
     def ANON_RATE(self) -> str:

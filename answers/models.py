@@ -206,6 +206,12 @@ class AnswerSource(models.Model):
     first_cited_offset = models.PositiveIntegerField(
         null=True, blank=True, help_text="Character offset of its first marker in the raw text."
     )
+    quotes = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="Passages a provider with native citations said it cited from this source, in order.",
+    )
 
     class Meta:
         ordering = ["answer_id", "original_number"]

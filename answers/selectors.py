@@ -95,12 +95,14 @@ def answer_references(answer: Answer) -> list[dict[str, Any]]:
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
+    `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
     """
     references = answer_references(answer)
     return {
         "text": answer.final_text,
         "references": references,
         "fallback": answer.fallback,
+        "truncated": answer.truncated,
         "html": render_answer_html(
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         ),

@@ -341,6 +341,7 @@ class AnswerAdmin(_AnswerAdminBase):
             panels=trail_panels(obj, _sources(obj)),
             finalized=obj.status == Answer.Status.DONE,
             status=obj.status,
+            truncated=obj.truncated and obj.status == Answer.Status.DONE,
         )
 
     @admin.display(description="marker decisions")

@@ -271,6 +271,7 @@ class HealthRow:
     def flagged_share(self) -> float | None:
         return self._share(self.reader_flagged, self.done)
 
+    @property
     def unsupported_share(self) -> float | None:
         return self._share(self.with_unsupported, self.support_checked)
 

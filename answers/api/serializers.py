@@ -129,6 +129,9 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     text = serializers.SerializerMethodField()
     references = serializers.SerializerMethodField()
     fallback = serializers.BooleanField()
+    truncated = serializers.BooleanField(
+        help_text="The provider stopped at its length limit: the answer is complete as stored but cut short."
+    )
     error = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -156,6 +159,11 @@ class AskAcceptedSerializer(serializers.Serializer[Any]):
 
 class TrailSourceSerializer(serializers.ModelSerializer[AnswerSource]):
     score = serializers.FloatField(source="rerank_score")
+    quotes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Passages a provider with native citations (anthropic) said it cited from this source, "
+        "in the order its citations arrived; empty otherwise.",
+    )
 
     class Meta:
         model = AnswerSource
@@ -171,6 +179,7 @@ class TrailSourceSerializer(serializers.ModelSerializer[AnswerSource]):
             "lexical_score",
             "citation_count",
             "first_cited_offset",
+            "quotes",
         ]
 
 

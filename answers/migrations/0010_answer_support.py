@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("answers", "0008_chunk_embedding"),
+        ("answers", "0009_anthropic_quotes"),
     ]
 
     operations = [

@@ -45,7 +45,7 @@ def revoke(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('answers', '0008_chunk_embedding'),
+        ('answers', '0010_answer_support'),
         ('auth', '0012_alter_user_first_name_max_length'),
         ('contenttypes', '0002_remove_content_type_name'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

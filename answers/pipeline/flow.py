@@ -26,7 +26,7 @@ from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
-from answers.providers.base import ErrorKind, Provider, ProviderError
+from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.providers.registry import get_provider
 from answers.retrieval.pipeline import retrieve
@@ -106,7 +106,7 @@ def _start(
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
     retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
     retrieval_ms = (time.monotonic() - started_at) * 1000
-    prompt = build_prompt(question, retrieval.sources)
+    prompt = build_prompt(question, retrieval.sources, native_citations=provider.native_citations)
     answer = store.answer_create(
         question=question,
         asker_id=asker_id,
@@ -188,8 +188,9 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     progress = _Progress()
     deltas = publisher.deltas(started.answer_id)
     fail = _Failure(started, publisher, deltas, progress)
+    generation = Generation()
     try:
-        async for piece in provider.stream(started.prompt):
+        async for piece in provider.stream(started.prompt, generation):
             if not piece:
                 continue
             if progress.first_piece_ms is None:
@@ -218,6 +219,8 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             store.answer_complete,
             answer_id=started.answer_id,
             raw_text=progress.text,
+            truncated=generation.truncated,
+            quotes=generation.quotes,
             first_piece_ms=progress.first_piece_ms,
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,

@@ -4,6 +4,7 @@ and the support record computed after `done`."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ _COMPLETED_FIELDS = [
     "fallback",
     "markers",
     "normalized",
+    "truncated",
     "status",
     "first_piece_ms",
     "generation_ms",
@@ -105,8 +107,13 @@ def answer_complete(
     first_piece_ms: float | None,
     generation_ms: float,
     total_ms: float,
+    truncated: bool = False,
+    quotes: Mapping[int, list[str]] | None = None,
 ) -> Answer:
     """Step 5-6: strip, finalize and persist the pair and every source's outcome at once.
+
+    `truncated` and `quotes` (by original source number) are what the provider reported
+    besides the text (answers.providers.base.Generation).
 
     Returns the answer with its sources loaded (selectors.with_sources()).
     """
@@ -123,6 +130,7 @@ def answer_complete(
         answer.fallback = trail.fallback
         answer.markers = trail.markers_json()
         answer.normalized = trail.normalized_json()
+        answer.truncated = truncated
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms
         answer.generation_ms = generation_ms
@@ -133,13 +141,19 @@ def answer_complete(
             source = sources[outcome.original_number]
             for name in SOURCE_OUTCOME_FIELDS:
                 setattr(source, name, getattr(outcome, name))
-        store_source_outcomes(list(sources.values()))
+        extra: tuple[str, ...] = ()
+        if quotes:
+            for number, passages in quotes.items():
+                if number in sources:
+                    sources[number].quotes = list(passages)
+            extra = ("quotes",)
+        store_source_outcomes(list(sources.values()), extra=extra)
     return answer
 
 
-def store_source_outcomes(sources: list[AnswerSource]) -> None:
-    """Each source's SOURCE_OUTCOME_FIELDS, one UPDATE per row sent at once (executemany: one
-    round trip on psycopg).
+def store_source_outcomes(sources: list[AnswerSource], *, extra: tuple[str, ...] = ()) -> None:
+    """Each source's SOURCE_OUTCOME_FIELDS (and the `extra` fields named), one UPDATE per row
+    sent at once (executemany: one round trip on psycopg).
 
     bulk_update() would do it in one statement, but building its CASE WHEN
     expressions cost about a tenth of the server's CPU per answer under load
@@ -147,7 +161,8 @@ def store_source_outcomes(sources: list[AnswerSource]) -> None:
     """
     if not sources:
         return
-    fields = [field for field in AnswerSource._meta.concrete_fields if field.name in SOURCE_OUTCOME_FIELDS]
+    names = (*SOURCE_OUTCOME_FIELDS, *extra)
+    fields = [field for field in AnswerSource._meta.concrete_fields if field.name in names]
     quote = connection.ops.quote_name
     sql = "UPDATE {} SET {} WHERE {} = %s".format(  # noqa: S608 (names from the model, values as parameters)
         quote(AnswerSource._meta.db_table),

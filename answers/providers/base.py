@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -77,13 +78,44 @@ class ProviderError(Exception):
         )
 
 
+@dataclass
+class Generation:
+    """What one `stream()` call learned besides its text, filled in by the provider as it streams.
+
+    The pipeline passes a fresh one to each call and reads it once the stream has ended
+    without error. A provider that learns none of this leaves the defaults.
+    """
+
+    # The provider stopped at its length limit (openai `finish_reason == "length"`,
+    # anthropic `stop_reason == "max_tokens"`): the answer is complete but cut short.
+    truncated: bool = False
+    # Passages a provider with native citations said it cited, by source number (1..N),
+    # in the order the citations arrived, each passage once per source.
+    quotes: dict[int, list[str]] = field(default_factory=dict)
+
+    def add_quote(self, number: int, text: str) -> None:
+        quotes = self.quotes.setdefault(number, [])
+        if text and text not in quotes:
+            quotes.append(text)
+
+
 @runtime_checkable
 class Provider(Protocol):
-    """What the pipeline depends on: a name, a model, and an async stream of raw text pieces."""
+    """What the pipeline depends on: a name, a model, and an async stream of raw text pieces.
+
+    `native_citations`: the provider places the `[n]` markers itself (from the model's
+    own citations), so its prompt does not ask the model to write them
+    (answers.providers.prompt.build_prompt).
+    """
 
     name: str
     model: str
+    native_citations: bool
 
-    def stream(self, prompt: Prompt) -> AsyncIterator[str]:
-        """Yield the answer's raw text in pieces; raise ProviderError on any failure."""
+    def stream(self, prompt: Prompt, generation: Generation | None = None) -> AsyncIterator[str]:
+        """Yield the answer's raw text in pieces; raise ProviderError on any failure.
+
+        When `generation` is given, the provider records in it what the call learned
+        besides the text (truncation, quotes).
+        """
         ...

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
 from answers.retrieval.types import RetrievedSource
 
@@ -330,6 +331,7 @@ class ExtractiveProvider:
     """Offline and deterministic: the same prompt always streams the same pieces."""
 
     name = "extractive"
+    native_citations = False
 
     def __init__(self, *, delay_ms: float = 0.0, model: str = MODEL) -> None:
         self.model = model
@@ -339,7 +341,7 @@ class ExtractiveProvider:
     def from_settings(cls, conf: AnswersSettings) -> ExtractiveProvider:
         return cls(delay_ms=conf.EXTRACTIVE_DELAY_MS)
 
-    async def stream(self, prompt: Prompt) -> AsyncIterator[str]:
+    async def stream(self, prompt: Prompt, generation: Generation | None = None) -> AsyncIterator[str]:
         text = compose_answer(prompt.question, prompt.sources)
         for piece in pieces_of(text):
             # Always give the loop a turn, so a cancelled answer stops even with no delay.

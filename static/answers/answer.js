@@ -45,6 +45,7 @@
     this.state = container.querySelector("[data-answer-state]");
     this.error = container.querySelector("[data-answer-error]");
     this.fallback = container.querySelector("[data-answer-fallback]");
+    this.truncated = container.querySelector("[data-answer-truncated]");
     this.permalinkBlock = container.querySelector("[data-answer-permalink-block]");
     this.permalink = container.querySelector("[data-answer-permalink]");
     this.stream = null;
@@ -65,6 +66,7 @@
     this.error.textContent = "";
     this.error.hidden = true;
     this.fallback.hidden = true;
+    this.truncated.hidden = true;
     this.permalinkBlock.hidden = true;
     this.setStatus("streaming");
   };
@@ -124,6 +126,7 @@
     }
     this.renderSources(payload.references);
     this.fallback.hidden = !payload.fallback;
+    this.truncated.hidden = payload.truncated !== true;
     this.setStatus("done");
     showFeedback(this.container); // reader feedback (section below)
   };

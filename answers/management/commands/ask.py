@@ -12,7 +12,7 @@ from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
-from answers.providers.base import Provider
+from answers.providers.base import Generation, Provider
 from answers.providers.prompt import Prompt
 from answers.providers.registry import get_provider
 
@@ -23,11 +23,12 @@ class _Echo:
     def __init__(self, provider: Provider, write: Any) -> None:
         self.name = provider.name
         self.model = provider.model
+        self.native_citations = provider.native_citations
         self._provider = provider
         self._write = write
 
-    async def stream(self, prompt: Prompt) -> Any:
-        async for piece in self._provider.stream(prompt):
+    async def stream(self, prompt: Prompt, generation: Generation | None = None) -> Any:
+        async for piece in self._provider.stream(prompt, generation):
             self._write(piece)
             yield piece
 
