@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,17 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         if not _RATE.match(rate):
             errors.append(
                 Error(f"{name} is {rate!r}, not a rate.", hint="Write it like '30/min'.", id="answers.E005")
+            )
+    for proxy in conf.TRUSTED_PROXIES:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            errors.append(
+                Error(
+                    f"ANSWERS_TRUSTED_PROXIES names {proxy!r}, which is not an IP address or network.",
+                    hint="List the reverse proxies' addresses or CIDR networks, e.g. '10.0.0.0/8,127.0.0.1'.",
+                    id="answers.E020",
+                )
             )
     if conf.EXTRACTIVE_DELAY_MS < 0:
         errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
