@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.apps import AppConfig
@@ -53,6 +54,15 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                     id="answers.E020",
                 )
             )
+    if getattr(settings, "AXES_FAILURE_LIMIT", 1) < 1 or getattr(
+        settings, "AXES_COOLOFF_TIME", timedelta(minutes=1)
+    ) <= timedelta(0):
+        errors.append(
+            Error(
+                "ADMIN_LOGIN_FAILURE_LIMIT must be at least 1 and ADMIN_LOGIN_COOLOFF_MINUTES positive.",
+                id="answers.E021",
+            )
+        )
     if conf.EXTRACTIVE_DELAY_MS < 0:
         errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
     if conf.RERANKER not in ("lexical", "none"):

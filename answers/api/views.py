@@ -183,7 +183,9 @@ async def _idempotency(request: Request, key: str, asker_id: int | None) -> Idem
     if asker_id is not None:
         return Idempotency.for_user(key, asker_id)
     session = request.session
-    if session.session_key is None:
+    # A cookie naming no stored session is no credential (any client could make one up and
+    # share it): only a session this server created scopes keys.
+    if session.session_key is None or not await session.aexists(session.session_key):
         await session.acreate()
         request._request.answers_new_session = True  # type: ignore[attr-defined]
     assert session.session_key is not None

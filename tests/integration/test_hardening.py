@@ -75,6 +75,20 @@ def test_another_anonymous_client_reusing_a_key_never_learns_the_first_answer(st
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("corpus", "openai_settings")
+def test_a_made_up_session_cookie_shared_by_two_clients_does_not_share_their_keys(stub_openai):
+    first_client, second_client = Client(), Client()
+    for client in (first_client, second_client):
+        client.cookies["sessionid"] = "made-up-session-key-shared-by-both"
+    first = ask(first_client, key="1")
+
+    other = ask(second_client, key="1", question="Something else about teacups?")
+
+    assert other.status_code == 201
+    assert other.json()["id"] != first.json()["id"]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("corpus", "openai_settings")
 def test_an_anonymous_client_keeping_its_session_still_gets_its_retry_replayed(stub_openai):
     client = Client()
     first = ask(client, key="retry-me")
@@ -135,6 +149,12 @@ def test_a_trusted_proxy_that_is_no_address_fails_the_system_check(settings):
     errors = check_settings()
 
     assert [(e.id, "proxy.internal" in e.msg) for e in errors] == [("answers.E020", True)]
+
+
+def test_an_admin_sign_in_limit_that_locks_nothing_fails_the_system_check(settings):
+    settings.AXES_FAILURE_LIMIT = 0
+
+    assert [e.id for e in check_settings()] == ["answers.E021"]
 
 
 # --- 3. A surrogate pair split across two streamed pieces
