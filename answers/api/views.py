@@ -184,7 +184,8 @@ async def _idempotency(request: Request, key: str, asker_id: int | None) -> Idem
         return Idempotency.for_user(key, asker_id)
     session = request.session
     # A cookie naming no stored session is no credential (any client could make one up and
-    # share it): only a session this server created scopes keys.
+    # share it): only a session this server created scopes keys. (Session authentication has
+    # usually loaded the session already, which forgets such a key; this holds without it too.)
     if session.session_key is None or not await session.aexists(session.session_key):
         await session.acreate()
         request._request.answers_new_session = True  # type: ignore[attr-defined]
