@@ -51,7 +51,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 Error(
                     f"ANSWERS_TRUSTED_PROXIES names {proxy!r}, which is not an IP address or network.",
                     hint="List the reverse proxies' addresses or CIDR networks, e.g. '10.0.0.0/8,127.0.0.1'.",
-                    id="answers.E020",
+                    id="answers.E025",
                 )
             )
     if getattr(settings, "AXES_FAILURE_LIMIT", 1) < 1 or getattr(
@@ -60,7 +60,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(
             Error(
                 "ADMIN_LOGIN_FAILURE_LIMIT must be at least 1 and ADMIN_LOGIN_COOLOFF_MINUTES positive.",
-                id="answers.E021",
+                id="answers.E026",
             )
         )
     if conf.EXTRACTIVE_DELAY_MS < 0:

@@ -25,7 +25,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 @lru_cache(maxsize=8)
 def _networks(proxies: tuple[str, ...]) -> tuple[Network, ...]:
-    # Invalid entries are reported by the system check answers.E020; here they trust nothing.
+    # Invalid entries are reported by the system check answers.E025; here they trust nothing.
     networks: list[Network] = []
     for proxy in proxies:
         try:

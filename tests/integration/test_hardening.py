@@ -148,13 +148,13 @@ def test_a_trusted_proxy_that_is_no_address_fails_the_system_check(settings):
 
     errors = check_settings()
 
-    assert [(e.id, "proxy.internal" in e.msg) for e in errors] == [("answers.E020", True)]
+    assert [(e.id, "proxy.internal" in e.msg) for e in errors] == [("answers.E025", True)]
 
 
 def test_an_admin_sign_in_limit_that_locks_nothing_fails_the_system_check(settings):
     settings.AXES_FAILURE_LIMIT = 0
 
-    assert [e.id for e in check_settings()] == ["answers.E021"]
+    assert [e.id for e in check_settings()] == ["answers.E026"]
 
 
 # --- 3. A surrogate pair split across two streamed pieces
