@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.apps import AppConfig
@@ -41,6 +43,26 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             errors.append(
                 Error(f"{name} is {rate!r}, not a rate.", hint="Write it like '30/min'.", id="answers.E005")
             )
+    for proxy in conf.TRUSTED_PROXIES:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            errors.append(
+                Error(
+                    f"ANSWERS_TRUSTED_PROXIES names {proxy!r}, which is not an IP address or network.",
+                    hint="List the reverse proxies' addresses or CIDR networks, e.g. '10.0.0.0/8,127.0.0.1'.",
+                    id="answers.E025",
+                )
+            )
+    if getattr(settings, "AXES_FAILURE_LIMIT", 1) < 1 or getattr(
+        settings, "AXES_COOLOFF_TIME", timedelta(minutes=1)
+    ) <= timedelta(0):
+        errors.append(
+            Error(
+                "ADMIN_LOGIN_FAILURE_LIMIT must be at least 1 and ADMIN_LOGIN_COOLOFF_MINUTES positive.",
+                id="answers.E026",
+            )
+        )
     if conf.EXTRACTIVE_DELAY_MS < 0:
         errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
     if conf.RERANKER not in ("lexical", "none"):

@@ -89,6 +89,13 @@ class AnswersSettings:
         return str(getattr(settings, "ANSWERS_USER_RATE", "120/min"))
 
     @property
+    def TRUSTED_PROXIES(self) -> tuple[str, ...]:
+        """Addresses or CIDR networks of the reverse proxies whose X-Forwarded-For is believed."""
+        value = getattr(settings, "ANSWERS_TRUSTED_PROXIES", ())
+        written = value.split(",") if isinstance(value, str) else [str(item) for item in value]
+        return tuple(item.strip() for item in written if item.strip())
+
+    @property
     def STALE_AFTER(self) -> float:
         """Seconds without a heartbeat after which an in-flight answer counts as abandoned."""
         return float(getattr(settings, "ANSWERS_STALE_AFTER", 60.0))

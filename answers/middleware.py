@@ -96,7 +96,17 @@ class AsyncCSPMiddleware(InlineHooks, CSPMiddleware):
 
 
 class AsyncCommonMiddleware(InlineHooks, CommonMiddleware):
-    """Disallowed user agents, APPEND_SLASH / PREPEND_WWW redirects, Content-Length."""
+    """Disallowed user agents, APPEND_SLASH / PREPEND_WWW redirects, Content-Length.
+
+    No slash-appending redirect for a POST (or any unsafe method) under /api/: clients follow
+    a 301 with a GET and the body is lost, so `POST /api/answers` is the API's JSON 404.
+    """
+
+    def should_redirect_with_slash(self, request: HttpRequest) -> bool:
+        if request.path_info.startswith("/api/") and request.method not in ("GET", "HEAD"):
+            return False
+        redirect: bool = super().should_redirect_with_slash(request)
+        return redirect
 
 
 class AsyncSessionMiddleware(InlineHooks, SessionMiddleware):

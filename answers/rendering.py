@@ -29,15 +29,20 @@ def source_anchor(number: int) -> str:
     return f"source-{number}"
 
 
+# DEL, backslash, and the bidi embedding, override and isolate controls.
+_REFUSED_IN_URLS = frozenset("\x7f\\\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def link_url(url: str) -> str | None:
     """`url` when it may become a link (http, https, or site-relative); else None.
 
     The one rule for links, used by ingest (what is stored), the pages and admin.
     Site-relative means one leading slash: `//host` and `/\\host` are
     protocol-relative to a browser, so they are refused; so is any backslash
-    or control character, which browsers rewrite or drop.
+    or control character, which browsers rewrite or drop, and any bidi control
+    (U+202A-U+202E, U+2066-U+2069), which makes a link read otherwise than it goes.
     """
-    if url != url.strip() or any(ord(c) < 0x20 or c in "\x7f\\" for c in url):
+    if url != url.strip() or any(ord(c) < 0x20 or c in _REFUSED_IN_URLS for c in url):
         return None
     if url.lower().startswith(("http://", "https://")):
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from typing import Any
 
@@ -77,10 +78,16 @@ def ask_page(request: HttpRequest) -> HttpResponse:
     return _page(request, "answers/ask.html", {"form": AskForm(), **_answer_context(None)})
 
 
-def _throttled(request: HttpRequest) -> bool:
-    # The same limits (and counters) as POST /api/answers/: the page is another way to ask.
-    throttles = [AskAnonThrottle(), AskUserThrottle()]
-    return not all(t.allow_request(request, None) for t in throttles)  # type: ignore[arg-type]
+def _throttled(request: HttpRequest) -> int | None:
+    """Seconds to wait before asking again (for Retry-After), or None when the question may go on.
+
+    The same limits (and counters) as POST /api/answers/: the page is another way to ask.
+    """
+    for throttle in (AskAnonThrottle(), AskUserThrottle()):
+        if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+            wait = throttle.wait()
+            return max(1, math.ceil(wait)) if wait is not None else 1
+    return None
 
 
 @require_POST
@@ -93,11 +100,14 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_page)(
             request, "answers/ask.html", {"form": form, **_answer_context(None)}, 400
         )
-    if _throttled(request):
+    retry_after = _throttled(request)
+    if retry_after is not None:
         form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        return await sync_to_async(_page)(
+        refused = await sync_to_async(_page)(
             request, "answers/ask.html", {"form": form, **_answer_context(None)}, 429
         )
+        refused["Retry-After"] = str(retry_after)
+        return refused
     answer = await flow.ask(
         question=form.cleaned_data["question"],
         asker_id=user.pk if user.is_authenticated else None,

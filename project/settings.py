@@ -7,6 +7,7 @@ secret key must be given, or the app refuses to start.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -78,6 +79,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "csp",
     "django_eventstream",
+    "axes",
     "answers",
 ]
 
@@ -93,7 +95,26 @@ MIDDLEWARE = [
     "answers.middleware.AsyncAuthenticationMiddleware",
     "answers.middleware.AsyncMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a locked-out sign-in (django-axes, below) into its 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Sign-in attempts (the admin's login form, the only one) are limited by django-axes: after
+# AXES_FAILURE_LIMIT failed attempts from one client address (answers.api.throttles.client_address:
+# ANSWERS_TRUSTED_PROXIES applies), that address may not sign in for AXES_COOLOFF_TIME, even with
+# the right password (429). A success resets its count. Staff see and clear the attempts in admin
+# (Axes > Access attempts) or with `manage.py axes_reset`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(env_number("ADMIN_LOGIN_FAILURE_LIMIT", 10, int))
+AXES_COOLOFF_TIME = timedelta(minutes=env_number("ADMIN_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_CLIENT_IP_CALLABLE = "answers.api.throttles.client_address"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # failed attempts are what matter; no row per successful sign-in
+AXES_HTTP_RESPONSE_CODE = 429
 
 ROOT_URLCONF = "project.urls"
 
@@ -227,6 +248,9 @@ ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
 ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
 ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")
 ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")
+# The reverse proxies (addresses or CIDR networks) whose X-Forwarded-For names the client, for the
+# anonymous rate limit; none by default: the limit is per connecting address (answers/api/throttles.py).
+ANSWERS_TRUSTED_PROXIES = env_list("ANSWERS_TRUSTED_PROXIES", [])
 # Reliability: heartbeats, the reaper, graceful shutdown (README "Production").
 ANSWERS_STALE_AFTER = env_number("ANSWERS_STALE_AFTER", 60.0)
 ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
@@ -264,6 +288,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_RATES": {"ask_anon": ANSWERS_ANON_RATE, "ask_user": ANSWERS_USER_RATE},
     "EXCEPTION_HANDLER": "answers.api.exceptions.exception_handler",
+    # DRF's JSON parser, but deeply nested JSON is a 400 (not a RecursionError's 500).
+    "DEFAULT_PARSER_CLASSES": ["answers.api.parsers.JSONParser"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -317,6 +343,8 @@ LOGGING = {
     "loggers": {
         # The openai/httpx clients log request details at DEBUG; never the key.
         "httpx": {"level": "WARNING"},
+        # django-axes announces itself at INFO on every start; failures and lockouts are WARNING.
+        "axes": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
     },

@@ -7,6 +7,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from answers.views import healthz
 
 # Under /api/ even Django's own errors (no such URL, a crash) answer in JSON (with DEBUG off).
+handler400 = "answers.api.errors.bad_request"
+handler403 = "answers.api.errors.permission_denied"
 handler404 = "answers.api.errors.not_found"
 handler500 = "answers.api.errors.server_error"
 

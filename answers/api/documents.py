@@ -14,12 +14,12 @@ from django.db.models import Count, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import DjangoModelPermissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from answers.api.parsers import JSONParser
 from answers.api.schema import SOME_TEXT, errors
 from answers.api.serializers import StrictCharField
 from answers.content.storage import document_delete, document_store

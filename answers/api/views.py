@@ -8,11 +8,12 @@ from typing import Any
 
 from adrf.views import APIView as AsyncAPIView
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.conf import settings
+from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView as SyncAPIView
@@ -25,6 +26,7 @@ from answers.api.exceptions import (
     ProviderFailed,
     ProviderTimedOut,
 )
+from answers.api.parsers import JSONParser
 from answers.api.permissions import CanViewTrail
 from answers.api.schema import ErrorSerializer, ProviderErrorSerializer, errors
 from answers.api.serializers import (
@@ -84,6 +86,13 @@ class AnswerAskView(APIView):
 
     parser_classes = [JSONParser]
 
+    def finalize_response(
+        self, request: Request, response: HttpResponseBase, *args: Any, **kwargs: Any
+    ) -> HttpResponseBase:
+        finalized: HttpResponseBase = super().finalize_response(request, response, *args, **kwargs)
+        _send_new_session_cookie(request, finalized)
+        return finalized
+
     def get_throttles(self) -> list[Any]:
         if self.request.method == "POST":
             return [AskAnonThrottle(), AskUserThrottle()]
@@ -100,7 +109,9 @@ class AnswerAskView(APIView):
                     "Optional, 1-255 printable ASCII characters, unique per request you mean. A retry "
                     "with the same key (and the same body) gets the first attempt's answer, with "
                     "`Idempotent-Replayed: true`, instead of a second answer; the JSON path waits for "
-                    "it to finish. Keys are scoped to the signed-in user (or to anonymous clients)."
+                    "it to finish. Keys are scoped to the signed-in user; an anonymous client's to "
+                    "its session (the `sessionid` cookie, set on its first keyed request: send it "
+                    "back with retries)."
                 ),
             )
         ],
@@ -136,7 +147,7 @@ class AnswerAskView(APIView):
                 question=data.validated_data["question"],
                 asker_id=asker_id,
                 publisher=SSE if stream else JSON,
-                idempotency=Idempotency.for_asker(key, asker_id) if key else None,
+                idempotency=await _idempotency(request, key, asker_id) if key else None,
             )
         except IdempotencyConflict as exc:
             raise IdempotencyKeyReused(answer_id=exc.answer_id) from None
@@ -169,6 +180,49 @@ def _idempotency_key(request: Request) -> str | None:
     if not _KEY.fullmatch(key):
         raise ValidationError({IDEMPOTENCY_HEADER: ["Must be 1 to 255 printable ASCII characters."]})
     return key
+
+
+async def _idempotency(request: Request, key: str, asker_id: int | None) -> Idempotency:
+    """The key in its asker's scope: the user's, or for an anonymous client its session's.
+
+    An anonymous client without a session gets one (its cookie comes with the response): its
+    retries replay only while it sends that cookie back; a client that keeps no cookies gets a
+    fresh scope each time (no replay, and no one else's answer).
+    """
+    if asker_id is not None:
+        return Idempotency.for_user(key, asker_id)
+    session = request.session
+    # A cookie naming no stored session is no credential (any client could make one up and
+    # share it): only a session this server created scopes keys. (Session authentication has
+    # usually loaded the session already, which forgets such a key; this holds without it too.)
+    if session.session_key is None or not await session.aexists(session.session_key):
+        await session.acreate()
+        request._request.answers_new_session = True  # type: ignore[attr-defined]
+    assert session.session_key is not None
+    return Idempotency.for_session(key, session.session_key)
+
+
+def _send_new_session_cookie(request: Request, response: HttpResponseBase) -> None:
+    """The cookie of a session _idempotency() created, on a 5xx too (502, 504: a retry is likely).
+
+    Django's session middleware sets the cookie on responses under 500 only; the session is
+    already stored here, and without its cookie the client's retry could not be replayed.
+    """
+    if response.status_code < 500 or not getattr(request._request, "answers_new_session", False):
+        return
+    session = request.session
+    assert session.session_key is not None
+    max_age = None if session.get_expire_at_browser_close() else session.get_expiry_age()
+    response.set_cookie(
+        settings.SESSION_COOKIE_NAME,
+        session.session_key,
+        max_age=max_age,
+        domain=settings.SESSION_COOKIE_DOMAIN,
+        path=settings.SESSION_COOKIE_PATH,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=settings.SESSION_COOKIE_HTTPONLY,
+        samesite=settings.SESSION_COOKIE_SAMESITE,
+    )
 
 
 class AnswerDetailView(APIView):

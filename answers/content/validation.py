@@ -41,13 +41,44 @@ def safe_url(url: str) -> str | None:
     return link_url(url) if url else ""
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone UTF-16 surrogate (JSON's `"\\ud83d"`): not a character, and
+    not storable (UTF-8 cannot encode it), so neither database nor page could take it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _text(value: object, name: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
         raise InvalidDocument(name, "must be a string.")
+    if has_surrogate(value):
+        raise InvalidDocument(name, "holds a lone surrogate (half a UTF-16 pair), which is not text.")
     # PostgreSQL text cannot hold NUL characters.
     return value.replace("\x00", "")
+
+
+def _check_metadata(value: object) -> None:
+    """Every key and string of the metadata, however deep, must be storable text."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if has_surrogate(item):
+                raise InvalidDocument(
+                    "metadata", "holds a lone surrogate (half a UTF-16 pair), which is not text."
+                )
+            if "\x00" in item:
+                raise InvalidDocument("metadata", "holds a NUL character, which cannot be stored.")
 
 
 def clean_document(
@@ -82,6 +113,7 @@ def clean_document(
         metadata = {}
     if not isinstance(metadata, dict):
         raise InvalidDocument("metadata", "must be a JSON object.")
+    _check_metadata(metadata)
     url_s = _text(url, "url").strip()
     warnings: dict[str, str] = {}
     if len(url_s) > URL_MAX:

@@ -26,6 +26,7 @@ from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
+from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates
 from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.providers.registry import get_provider
@@ -189,19 +190,30 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     deltas = publisher.deltas(started.answer_id)
     fail = _Failure(started, publisher, deltas, progress)
     generation = Generation()
+    # An emoji may arrive as two UTF-16 halves in two pieces: the pieces are joined into text.
+    joiner = SurrogateJoiner()
     try:
-        async for piece in provider.stream(started.prompt, generation):
+        async for raw_piece in provider.stream(started.prompt, generation):
+            piece = joiner.feed(raw_piece)
             if not piece:
                 continue
             if progress.first_piece_ms is None:
                 progress.first_piece_ms = progress.elapsed_ms
             progress.pieces.append(piece)
             await deltas.add(piece)
+        joiner.close()
         await deltas.close()
     except ProviderError as exc:
-        # The provider may have received more than it yielded; keep the longer text.
+        # The provider may have received more than it yielded; keep the longer text (if it is text).
         raw = exc.partial_text if len(exc.partial_text) > len(progress.text) else progress.text
+        try:
+            raw = join_surrogates(raw)
+        except UnpairedSurrogate:
+            raw = progress.text
         return await fail(exc.kind, exc.message, raw_text=raw, truncated=exc.truncated)
+    except UnpairedSurrogate as exc:
+        # Not text, so not storable: a malformed response, kept up to where it was still text.
+        return await fail(ErrorKind.BAD_RESPONSE, str(exc))
     except asyncio.CancelledError:
         kind, message = (
             (ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
@@ -225,8 +237,9 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,
         )
-    except DatabaseError:
-        # The finalized pair could not be stored: keep what arrived, as a failed answer.
+    except (DatabaseError, ValueError):
+        # The finalized pair could not be stored (ValueError: text a database driver cannot
+        # encode, e.g. UnicodeEncodeError): keep what arrived, as a failed answer.
         logger.exception("answer %s: storing the finished answer failed", started.answer_id)
         return await fail(ErrorKind.STORAGE, "The answer could not be saved.")
     if answer.status == Answer.Status.DONE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -28,14 +29,26 @@ class IdempotencyConflict(Exception):
 
 @dataclass(frozen=True)
 class Idempotency:
-    """A client's Idempotency-Key, scoped to who asked (one user's keys never meet another's)."""
+    """A client's Idempotency-Key, scoped to who asked: one client's keys never meet another's.
+
+    A signed-in user's keys are that user's; an anonymous client's are its session's (only
+    that client holds the session cookie), so another client sending the same key never
+    reaches, nor learns the id of, an answer it could not read already.
+    """
 
     key: str
     scope: str
 
     @classmethod
-    def for_asker(cls, key: str, asker_id: int | None) -> Idempotency:
-        return cls(key=key, scope=f"user:{asker_id}" if asker_id is not None else "anonymous")
+    def for_user(cls, key: str, user_id: int) -> Idempotency:
+        return cls(key=key, scope=f"user:{user_id}")
+
+    @classmethod
+    def for_session(cls, key: str, session_key: str) -> Idempotency:
+        # A digest, not the session key itself: the scope is stored with the answer (and shown
+        # in admin), and a session key is a credential.
+        digest = hashlib.sha256(session_key.encode()).hexdigest()[:40]
+        return cls(key=key, scope=f"session:{digest}")
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
+import jwt
+from django.conf import settings
 from django.http import (
     HttpRequest,
-    HttpResponseBadRequest,
     HttpResponseBase,
     JsonResponse,
     StreamingHttpResponse,
@@ -53,7 +55,11 @@ def _open_stream(
 ) -> tuple[EventRequest, Admitted, EventResponse | None] | HttpResponseBase:
     """Authenticate, check access, parse the stream request and read the store once (one connection)."""
     grip = getattr(request, "grip", None)
-    if grip is not None and grip.proxied and request.GET.get("es-meta"):
+    proxied = grip is not None and grip.proxied
+    problem = resume_problem(request, proxied=proxied)
+    if problem is not None:
+        return JsonResponse({"detail": problem}, status=400)
+    if proxied and request.GET.get("es-meta"):
         # Pushpin catching a held stream up: it sends no credentials, only the `es-meta` token
         # django-eventstream signed (SECRET_KEY) when the stream opened; that names the user,
         # whose access to the channel django-eventstream asks the channel manager (stream_access).
@@ -78,7 +84,7 @@ def _open_stream(
     try:
         event_request = EventRequest(request, view_kwargs={"channels": channels})
     except EventRequest.ResumeNotAllowedError as exc:
-        return HttpResponseBadRequest(f"Invalid request: {exc}.\n")
+        return JsonResponse({"detail": f"Invalid request: {exc}."}, status=400)
     except EventRequest.Error as exc:
         error: HttpResponseBase = sse_error_response("bad-request", f"Invalid request: {exc}.")
         return error
@@ -88,3 +94,47 @@ def _open_stream(
     except EventPermissionError:
         return event_request, reader, None  # the stream reports it in its own wire format
     return event_request, reader, first
+
+
+# One `channel:id` pair of a Last-Event-ID, as answers.sse.stream writes them: the id is the
+# number of the last event received (ASCII digits; django-eventstream counts from 1).
+_LAST_ID_PART = re.compile(r"[^:,]+:[0-9]{1,18}")
+
+
+def resume_problem(request: HttpRequest, *, proxied: bool) -> str | None:
+    """Why the request's resume parameters cannot be honoured (a 400), or None when they can.
+
+    A client resumes with `Last-Event-ID` (or `?lastEventId=`), as the event ids it received
+    say: `answer-<id>:<n>`. `es-meta` and `recover` are Pushpin's, between it and this app
+    (answers.sse through GRIP); from anyone else they are refused, as is an `es-meta` whose
+    signature does not hold. Read as django-eventstream reads them (the header first, else
+    the last non-empty `lastEventId`), so what passes here parses there.
+    """
+    if not proxied:
+        for name in ("es-meta", "recover"):
+            if name in request.GET:
+                return (
+                    f"`{name}` is for the GRIP proxy only; a client resumes a stream with "
+                    "Last-Event-ID (or ?lastEventId=) set to the last event id it received."
+                )
+    elif request.GET.get("es-meta"):
+        try:
+            jwt.decode(
+                request.GET["es-meta"],
+                settings.SECRET_KEY.encode(),
+                algorithms=["HS256"],
+                options={"require": ["exp"]},
+            )
+        except jwt.InvalidTokenError:
+            return "`es-meta` is not a valid (or no longer a valid) stream token."
+    last_event_id = request.META.get("HTTP_LAST_EVENT_ID") or next(
+        (value for value in reversed(request.GET.getlist("lastEventId")) if value), ""
+    )
+    if not last_event_id or last_event_id == "error":  # "error": django-eventstream's own 400
+        return None
+    if not all(_LAST_ID_PART.fullmatch(part) for part in last_event_id.split(",")):
+        return (
+            "Last-Event-ID (or lastEventId) must be the id of an event received, "
+            "like answer-<id>:<n> with n a whole number; leave it out to replay from the start."
+        )
+    return None

@@ -12,8 +12,9 @@
   };
 
   function safeLink(url) {
-    // Only http(s) and site-relative URLs become links ("//host" and "/\host" are not site-relative).
-    if (typeof url !== "string" || url !== url.trim() || /[\u0000-\u001f\u007f]/.test(url)) {
+    // Only http(s) and site-relative URLs become links ("//host" and "/\host" are not site-relative);
+    // the same rule as the server's link_url: no control or bidi control characters.
+    if (typeof url !== "string" || url !== url.trim() || /[\u0000-\u001f\u007f\u202a-\u202e\u2066-\u2069]/.test(url)) {
       return null;
     }
     if (/^\/(?![\/\\])/.test(url)) {

@@ -48,6 +48,10 @@ FAULTS = {
         Reply(pieces=["Fine [1] ", "then garbage"], malformed_at=1), 502, "bad_response", "Fine [1] "
     ),
     "error-in-stream": Fault(Reply(pieces=["Half [2] "], error_in_stream=True), 502, "upstream", "Half [2] "),
+    # Half an emoji (a UTF-16 high surrogate) that no piece completes: not text, so not storable.
+    "lone-surrogate": Fault(
+        Reply(pieces=["Teacups [1] \ud83d", " and nothing after."]), 502, "bad_response", "Teacups [1] "
+    ),
     "database-while-finalizing": Fault(
         Reply(pieces=["All [1] ", "of it [2]."]), 502, "storage", "All [1] of it [2].", database=True
     ),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.contrib.sessions.backends.db import SessionStore
 from django.test import AsyncClient
 
 from answers.models import Answer
@@ -127,6 +129,11 @@ def test_a_malformed_key_is_400_naming_the_header(client, stub_openai, key):
 async def test_concurrent_retries_generate_once_and_all_get_the_same_answer(stub_openai):
     stub_openai.set_default(Reply(pieces=["Slowly [1] ", "and surely [2]."], delay_s=0.2))
     client = AsyncClient()
+    # An anonymous client's keys are its session's: this one holds a session (as a browser, or
+    # a client that kept the cookie of an earlier request, does).
+    session = SessionStore()
+    await session.acreate()
+    client.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
 
     responses = await asyncio.gather(
         *[
