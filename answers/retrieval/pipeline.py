@@ -52,10 +52,11 @@ With embeddings off none of this appears and the results are the lexical ones.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils.module_loading import import_string
 
 from answers.conf import conf
@@ -137,15 +138,11 @@ def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[
     embedded = time.perf_counter()
     index = dense.index_for(client.dimensions)
     try:
-        # A savepoint: a failed vector query must not poison a caller's transaction.
-        with transaction.atomic():
-            hits = index.nearest(vector, model=client.model, limit=limit)
-            fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[
-                :limit
-            ]
-            similarity = {h.chunk_id: h.similarity for h in hits}
-            unknown = [f.key for f in fused if f.key not in similarity]
-            similarity.update(index.similarities(vector, unknown, model=client.model))
+        # A savepoint inside a caller's transaction: a failed vector query must not poison it.
+        # Outside one (autocommit, as when serving) a failed statement needs no rollback, and
+        # the savepoint's or transaction's two extra round trips are not paid.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            found = index.search(vector, model=client.model, limit=limit, known=[c.chunk_id for c in lexical])
     except DatabaseError as exc:
         # PostgreSQL before the first `embed` has no vector column yet (see dense.ensure_schema).
         trace["dense"] = {
@@ -153,8 +150,10 @@ def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[
             "reason": f"dense search failed ({type(exc).__name__}); run `manage.py embed`",
         }
         return None
+    hits, similarity = found.hits, found.similarity
+    fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[:limit]
     by_id = {c.chunk_id: c for c in lexical}
-    by_id.update(dense.fetch_candidates([f.key for f in fused if f.key not in by_id]))
+    by_id.update(found.candidates)
     kept = [f for f in fused if f.key in by_id]  # a chunk deleted since it was embedded drops out
     fusion = {
         f.key: {
