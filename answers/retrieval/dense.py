@@ -235,9 +235,9 @@ class PgvectorIndex:
         """The whole dense step in one statement: one round trip (two with the HNSW settings).
 
         The nearest chunks, with their chunk and document rows when `known` (the lexical
-        candidates) does not hold them, and the known chunks' similarities. A statement
-        costs a round trip, and on a busy server three more round trips cost as much as the
-        exact scan of 10k vectors (bench/bench_dense.py, BENCHMARKS.md).
+        candidates) does not hold them, and the known chunks' similarities. Each statement
+        costs a round trip; the four this replaces (settings, nearest, similarities, rows)
+        were about a quarter of hybrid retrieval's extra time at 10k chunks (BENCHMARKS.md).
         """
         sql = (
             f"WITH nearest AS ({self._nearest_sql()})"  # noqa: S608 - ints, constants
