@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from threadpoolctl import ThreadpoolController
 
 from answers.conf import conf
 from answers.models import Chunk, ChunkEmbedding
@@ -167,8 +168,10 @@ def store(rows: Sequence[tuple[int, Sequence[float]]], *, model: str, dimensions
 
 def fetch_candidates(chunk_ids: Sequence[int]) -> dict[int, Candidate]:
     """The chunks found only by the dense search, as candidates with no lexical score."""
-    rows = Chunk.objects.filter(id__in=list(chunk_ids)).values_list(
-        "id", "document_id", "ordinal", "document__title", "document__url", "heading", "text"
+    rows = (
+        Chunk.objects.filter(id__in=list(chunk_ids))
+        .order_by()
+        .values_list("id", "document_id", "ordinal", "document__title", "document__url", "heading", "text")
     )
     return {row[0]: Candidate(*row, raw_score=0.0) for row in rows}
 
@@ -282,6 +285,10 @@ class _Matrix:
 
 
 _matrices: dict[tuple[str, str, str, int], _Matrix] = {}
+# One matrix-vector product of 10k x 64 takes under a millisecond on one core; spread over
+# OpenBLAS's threads on a busy machine it took 4 ms, and the threads' spinning afterwards
+# slowed the next queries (measured: bench/bench_dense.py on 2 loaded cores).
+_blas = ThreadpoolController()
 _matrices_lock = threading.Lock()
 
 
@@ -337,7 +344,8 @@ class SqliteMatrixIndex:
         matrix = self._matrix(model)
         if not len(matrix.ids) or limit < 1:
             return []
-        sims = matrix.rows @ _unit(vector)
+        with _blas.limit(limits=1, user_api="blas"):
+            sims = matrix.rows @ _unit(vector)
         top = min(limit, len(sims))
         best = np.argpartition(-sims, top - 1)[:top]
         hits = [DenseHit(int(matrix.ids[i]), float(sims[i])) for i in best]
@@ -351,7 +359,8 @@ class SqliteMatrixIndex:
         at = [(cid, matrix.position[cid]) for cid in chunk_ids if cid in matrix.position]
         if not at:
             return {}
-        sims = matrix.rows[[i for _, i in at]] @ _unit(vector)
+        with _blas.limit(limits=1, user_api="blas"):
+            sims = matrix.rows[[i for _, i in at]] @ _unit(vector)
         return {cid: float(sim) for (cid, _), sim in zip(at, sims, strict=True)}
 
     def search(self, vector: Sequence[float], *, model: str, limit: int, known: Sequence[int]) -> DenseSearch:
