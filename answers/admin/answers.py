@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 
 from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
-from answers.admin.trail import source_rows, support_panel, trail_panels
+from answers.admin.trail import dense_panel, source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
 
 if TYPE_CHECKING:
@@ -393,6 +393,7 @@ class AnswerAdmin(_AnswerAdminBase):
             max_sources=obj.max_sources,
             summary={key: str(value) for key, value in summary.items()},
             cuts=cuts,
+            dense=dense_panel(trace),
             trace_json=json.dumps(obj.retrieval_trace, indent=2, ensure_ascii=False, default=str),
         )
 

@@ -3,7 +3,10 @@
 Same validation as `manage.py ingest` (answers.content.validation.clean_document). Access
 follows Django model permissions: `answers.add_document` to create,
 `answers.change_document` to update an existing key, `answers.view_document`
-to read, `answers.delete_document` to delete (session or token auth).
+to read, `answers.delete_document` to delete (session or token auth). With
+ANSWERS_EMBEDDINGS on, a stored document's new chunks are embedded before the
+reply; when the embeddings server fails, the document is kept and `warnings`
+says so under `embeddings`. Deleting a document deletes its chunks' vectors.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rest_framework.views import APIView
 from answers.api.parsers import JSONParser
 from answers.api.schema import SOME_TEXT, errors
 from answers.api.serializers import StrictCharField
+from answers.conf import conf
 from answers.content.storage import document_delete, document_store
 from answers.content.validation import (
     KEY_MAX,
@@ -33,6 +37,7 @@ from answers.content.validation import (
     clean_document,
 )
 from answers.models import Document
+from answers.retrieval.embeddings import embed_missing
 
 
 class DocumentPermissions(DjangoModelPermissions):
@@ -147,12 +152,18 @@ class DocumentUpsertView(APIView):
         ):
             raise PermissionDenied("A document with this key exists; updating it needs change permission.")
         document, created, changed = document_store(clean=clean)
+        # Vectors for its new or changed chunks (ANSWERS_EMBEDDINGS on). A server that fails
+        # costs the request at most ANSWERS_EMBEDDINGS_TIMEOUT a batch and never the document.
+        embedded = embed_missing([document.pk], deadline=conf.EMBEDDINGS_TIMEOUT)
+        warnings = dict(clean.warnings)
+        if embedded.warning is not None:
+            warnings["embeddings"] = embedded.warning
         output = _documents().get(pk=document.pk)
         data = {
             **DocumentOutputSerializer(output).data,
             "created": created,
             "changed": changed,
-            "warnings": clean.warnings,
+            "warnings": warnings,
         }
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

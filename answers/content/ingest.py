@@ -9,6 +9,7 @@ from pathlib import Path
 from answers.content.readers import PARSERS, SUFFIXES, Problem, Record, UnreadableSource, feed_fields
 from answers.content.storage import document_store
 from answers.content.validation import InvalidDocument, clean_document
+from answers.retrieval.embeddings import BATCH_DEADLINE, EmbedOutcome, embed_missing
 
 
 @dataclass
@@ -19,6 +20,8 @@ class IngestReport:
     skipped_files: int = 0
     failures: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    document_ids: list[int] = field(default_factory=list)  # every document stored or found unchanged
+    embeddings: EmbedOutcome | None = None  # set by embed_ingested
 
     @property
     def failed(self) -> int:
@@ -65,10 +68,11 @@ def ingest_record(record: Record, report: IngestReport) -> None:
                 raise raw["item"]
             raw = feed_fields(raw["item"])
         clean = clean_document(**raw)
-        _, created, changed = document_store(clean=clean)
+        document, created, changed = document_store(clean=clean)
     except InvalidDocument as exc:
         report.failures.append(Problem(record.where, str(exc)))
         return
+    report.document_ids.append(document.pk)
     for name, message in clean.warnings.items():
         report.warnings.append(Problem(record.where, f"{name}: {message}"))
     if created:
@@ -84,6 +88,24 @@ def ingest_records(records: Iterable[Record], report: IngestReport | None = None
     for record in records:
         ingest_record(record, report)
     return report
+
+
+def embed_ingested(
+    report: IngestReport,
+    *,
+    deadline: float = BATCH_DEADLINE,
+    on_total: Callable[[int], object] | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> EmbedOutcome:
+    """After ingesting: vectors for the run's documents' chunks that have none (ANSWERS_EMBEDDINGS on).
+
+    Unchanged documents count too, so ingesting again fills in what an unreachable
+    server left out. A failure is reported in the outcome, never raised: the documents stay.
+    """
+    report.embeddings = embed_missing(
+        report.document_ids, deadline=deadline, on_total=on_total, progress=progress
+    )
+    return report.embeddings
 
 
 def ingest_paths(

@@ -26,14 +26,15 @@ Similarities are cosine similarities, in -1..1.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from threadpoolctl import ThreadpoolController
 
 from answers.conf import conf
 from answers.models import Chunk, ChunkEmbedding
@@ -53,6 +54,15 @@ class DenseHit:
     similarity: float
 
 
+@dataclass(frozen=True)
+class DenseSearch:
+    """One question's dense step: the nearest chunks, the known chunks' similarities, the new chunks' rows."""
+
+    hits: list[DenseHit]  # most similar first
+    similarity: dict[int, float]  # every hit's and every known chunk's (that has a vector)
+    candidates: dict[int, Candidate]  # the hits that were not known, as candidates with no lexical score
+
+
 class DenseIndex(Protocol):
     name: str
 
@@ -61,6 +71,10 @@ class DenseIndex(Protocol):
     def similarities(
         self, vector: Sequence[float], chunk_ids: Sequence[int], *, model: str
     ) -> dict[int, float]: ...
+
+    def search(
+        self, vector: Sequence[float], *, model: str, limit: int, known: Sequence[int]
+    ) -> DenseSearch: ...
 
 
 def _blob(vector: Sequence[float]) -> bytes | None:
@@ -154,8 +168,10 @@ def store(rows: Sequence[tuple[int, Sequence[float]]], *, model: str, dimensions
 
 def fetch_candidates(chunk_ids: Sequence[int]) -> dict[int, Candidate]:
     """The chunks found only by the dense search, as candidates with no lexical score."""
-    rows = Chunk.objects.filter(id__in=list(chunk_ids)).values_list(
-        "id", "document_id", "ordinal", "document__title", "document__url", "heading", "text"
+    rows = (
+        Chunk.objects.filter(id__in=list(chunk_ids))
+        .order_by()
+        .values_list("id", "document_id", "ordinal", "document__title", "document__url", "heading", "text")
     )
     return {row[0]: Candidate(*row, raw_score=0.0) for row in rows}
 
@@ -164,37 +180,45 @@ def fetch_candidates(chunk_ids: Sequence[int]) -> dict[int, Candidate]:
 
 
 class PgvectorIndex:
-    """HNSW over the pgvector column (approximate; see module docstring)."""
-
-    name = "pgvector-hnsw"
+    """HNSW over the pgvector column (approximate; see module docstring), or an exact scan without it."""
 
     def __init__(self, dimensions: int) -> None:
         self.size = int(dimensions)
+        self.indexed = conf.PGVECTOR_INDEX == "hnsw"
+        self.name = "pgvector-hnsw" if self.indexed else "pgvector-exact"
 
-    def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
+    def _distance(self) -> str:
         size = self.size
-        distance = f"e.embedding::halfvec({size}) <=> %s::halfvec({size})"
+        return f"e.embedding::halfvec({size}) <=> %s::halfvec({size})"
+
+    def _run(self, sql: str, params: list[Any], *, limit: int) -> list[tuple[Any, ...]]:
+        """One statement; with the HNSW index, its search settings first, in the same transaction."""
+        with connection.cursor() as cursor:
+            if not self.indexed:
+                cursor.execute(sql, params)
+                return list(cursor.fetchall())
+            # No savepoint of its own (retrieval wraps the dense step in one when a transaction is
+            # open). SET LOCAL: only this transaction; the model filter needs the iterative scan
+            # when vectors of another model of the same size share the index.
+            with transaction.atomic(savepoint=False):
+                cursor.execute(
+                    f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))};"
+                    " SET LOCAL hnsw.iterative_scan = relaxed_order"
+                )
+                cursor.execute(sql, params)
+                return list(cursor.fetchall())
+
+    def _nearest_sql(self) -> str:
         # ORDER BY the output column: the distance is computed once a row, and the planner
         # still matches it to the HNSW index's expression.
-        sql = (
-            f"SELECT e.chunk_id, {distance} AS distance FROM {TABLE} AS e"  # noqa: S608 - ints, constants
-            f" WHERE e.dimensions = {size} AND e.model = %s ORDER BY distance LIMIT %s"
+        return (
+            f"SELECT e.chunk_id, {self._distance()} AS distance FROM {TABLE} AS e"  # noqa: S608 - ints, constants
+            f" WHERE e.dimensions = {self.size} AND e.model = %s ORDER BY distance LIMIT %s"
         )
-        literal = _pg_literal(vector)
-        # No savepoint of its own (retrieval wraps the dense step in one), one round trip for the
-        # settings: each statement costs a round trip to the server.
-        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            # SET LOCAL: only this transaction; the model filter needs the iterative scan
-            # when vectors of another model of the same size share the index.
-            cursor.execute(
-                f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(limit))};"
-                " SET LOCAL hnsw.iterative_scan = relaxed_order"
-            )
-            cursor.execute(sql, [literal, model, limit])
-            rows = cursor.fetchall()
-        hits = [DenseHit(int(cid), 1.0 - float(distance)) for cid, distance in rows]
-        hits.sort(key=lambda h: (-h.similarity, h.chunk_id))  # relaxed_order may be slightly out of order
-        return hits
+
+    def nearest(self, vector: Sequence[float], *, model: str, limit: int) -> list[DenseHit]:
+        rows = self._run(self._nearest_sql(), [_pg_literal(vector), model, limit], limit=limit)
+        return _sorted_hits((int(cid), 1.0 - float(distance)) for cid, distance in rows)
 
     def similarities(
         self, vector: Sequence[float], chunk_ids: Sequence[int], *, model: str
@@ -210,6 +234,47 @@ class PgvectorIndex:
             cursor.execute(sql, [_pg_literal(vector), model, list(chunk_ids)])
             return {int(cid): float(sim) for cid, sim in cursor.fetchall()}
 
+    def search(self, vector: Sequence[float], *, model: str, limit: int, known: Sequence[int]) -> DenseSearch:
+        """The whole dense step in one statement: one round trip (two with the HNSW settings).
+
+        The nearest chunks, with their chunk and document rows when `known` (the lexical
+        candidates) does not hold them, and the known chunks' similarities. Each statement
+        costs a round trip; the four this replaces (settings, nearest, similarities, rows)
+        were about a quarter of hybrid retrieval's extra time at 10k chunks (BENCHMARKS.md).
+        """
+        sql = (
+            f"WITH nearest AS ({self._nearest_sql()})"  # noqa: S608 - ints, constants
+            " SELECT true, n.chunk_id, n.distance,"
+            " c.document_id, c.ordinal, d.title, d.url, c.heading, c.text"
+            " FROM nearest AS n"
+            " LEFT JOIN answers_chunk AS c ON c.id = n.chunk_id AND NOT (n.chunk_id = ANY(%s))"
+            " LEFT JOIN answers_document AS d ON d.id = c.document_id"
+            f" UNION ALL SELECT false, e.chunk_id, {self._distance()}, NULL, NULL, NULL, NULL, NULL, NULL"
+            f" FROM {TABLE} AS e WHERE e.dimensions = {self.size} AND e.model = %s AND e.chunk_id = ANY(%s)"
+            "  AND e.chunk_id NOT IN (SELECT chunk_id FROM nearest)"
+        )
+        literal = _pg_literal(vector)
+        ids = sorted({int(i) for i in known})
+        rows = self._run(sql, [literal, model, limit, ids, literal, model, ids], limit=limit)
+        similarity: dict[int, float] = {}
+        candidates: dict[int, Candidate] = {}
+        hits: list[tuple[int, float]] = []
+        for is_hit, chunk_id, distance, document_id, ordinal, title, url, heading, text in rows:
+            cid, sim = int(chunk_id), 1.0 - float(distance)
+            similarity[cid] = sim
+            if is_hit:
+                hits.append((cid, sim))
+                if document_id is not None:  # None: known, or deleted since it was embedded
+                    candidates[cid] = Candidate(
+                        cid, int(document_id), int(ordinal), title, url, heading, text, raw_score=0.0
+                    )
+        return DenseSearch(_sorted_hits(hits), similarity, candidates)
+
+
+def _sorted_hits(pairs: Iterable[tuple[int, float]]) -> list[DenseHit]:
+    """Most similar first, ties by chunk id (HNSW's relaxed_order may return rows slightly out of order)."""
+    return sorted((DenseHit(cid, sim) for cid, sim in pairs), key=lambda h: (-h.similarity, h.chunk_id))
+
 
 @dataclass(frozen=True)
 class _Matrix:
@@ -220,6 +285,10 @@ class _Matrix:
 
 
 _matrices: dict[tuple[str, str, str, int], _Matrix] = {}
+# One matrix-vector product of 10k x 64 takes under a millisecond on one core; spread over
+# OpenBLAS's threads on a busy machine it took 4 ms, and the threads' spinning afterwards
+# slowed the next queries (measured: bench/bench_dense.py on 2 loaded cores).
+_blas = ThreadpoolController()
 _matrices_lock = threading.Lock()
 
 
@@ -275,7 +344,8 @@ class SqliteMatrixIndex:
         matrix = self._matrix(model)
         if not len(matrix.ids) or limit < 1:
             return []
-        sims = matrix.rows @ _unit(vector)
+        with _blas.limit(limits=1, user_api="blas"):
+            sims = matrix.rows @ _unit(vector)
         top = min(limit, len(sims))
         best = np.argpartition(-sims, top - 1)[:top]
         hits = [DenseHit(int(matrix.ids[i]), float(sims[i])) for i in best]
@@ -289,8 +359,18 @@ class SqliteMatrixIndex:
         at = [(cid, matrix.position[cid]) for cid in chunk_ids if cid in matrix.position]
         if not at:
             return {}
-        sims = matrix.rows[[i for _, i in at]] @ _unit(vector)
+        with _blas.limit(limits=1, user_api="blas"):
+            sims = matrix.rows[[i for _, i in at]] @ _unit(vector)
         return {cid: float(sim) for (cid, _), sim in zip(at, sims, strict=True)}
+
+    def search(self, vector: Sequence[float], *, model: str, limit: int, known: Sequence[int]) -> DenseSearch:
+        hits = self.nearest(vector, model=model, limit=limit)
+        similarity = self.similarities(vector, list(known), model=model)
+        similarity.update((h.chunk_id, h.similarity) for h in hits)
+        seen = set(known)
+        return DenseSearch(
+            hits, similarity, fetch_candidates([h.chunk_id for h in hits if h.chunk_id not in seen])
+        )
 
 
 def index_for(dimensions: int, conn: BaseDatabaseWrapper | None = None) -> DenseIndex:

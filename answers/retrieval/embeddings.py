@@ -198,9 +198,14 @@ def chunk_input(title: str, heading: str, text: str) -> str:
     return "\n".join(part for part in (title, heading, text) if part)
 
 
-def stale_chunk_ids(*, everything: bool = False) -> list[int]:
-    """Chunks without a vector from the configured model (every chunk with `everything`)."""
+def stale_chunk_ids(*, everything: bool = False, document_ids: Iterable[int] | None = None) -> list[int]:
+    """Chunks without a vector from the configured model (every chunk with `everything`).
+
+    With `document_ids`, only those documents' chunks.
+    """
     chunks = Chunk.objects.order_by("id")
+    if document_ids is not None:
+        chunks = chunks.filter(document_id__in=list(document_ids))
     if not everything:
         current = ChunkEmbedding.objects.filter(
             model=conf.EMBEDDING_MODEL, dimensions=conf.EMBEDDING_DIMENSIONS
@@ -244,3 +249,62 @@ def embed_chunks(
         if progress is not None:
             progress(len(batch))
     return stored
+
+
+@dataclass(frozen=True)
+class EmbedOutcome:
+    """What `embed_missing` did: vectors stored, chunks still without one, and why (no secrets)."""
+
+    stored: int = 0
+    missing: int = 0
+    problem: str | None = None
+
+    @property
+    def warning(self) -> str | None:
+        """The message for a person, when chunks were left without a vector."""
+        if self.problem is None:
+            return None
+        return (
+            f"{self.missing} chunk(s) stored without a dense vector ({self.problem}); the documents are "
+            "kept and lexical retrieval finds them; run `manage.py embed` to add the vectors."
+        )
+
+
+def embed_missing(
+    document_ids: Iterable[int] | None = None,
+    *,
+    deadline: float = BATCH_DEADLINE,
+    on_total: Callable[[int], object] | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> EmbedOutcome:
+    """The ingest hook: embed the chunks (of these documents) that lack a vector from the configured model.
+
+    A no-op when embeddings are off. Never raises for an unreachable server or a
+    PostgreSQL without pgvector: the outcome says how many chunks were left and why
+    (and it is logged), because stored documents stay useful to lexical retrieval and
+    `embed` fills the vectors in later.
+    """
+    client = get_client()
+    if client is None:
+        return EmbedOutcome()
+    ids = stale_chunk_ids(document_ids=document_ids)
+    if not ids:
+        return EmbedOutcome()
+    if on_total is not None:
+        on_total(len(ids))
+    done = 0
+
+    def counted(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(n)
+
+    try:
+        stored = embed_chunks(ids, deadline=deadline, progress=counted, client=client)
+    except (EmbeddingsUnavailable, dense.PgvectorMissing) as exc:
+        reason = exc.reason if isinstance(exc, EmbeddingsUnavailable) else str(exc)
+        outcome = EmbedOutcome(stored=done, missing=len(ids) - done, problem=reason)
+        logger.warning("%s", outcome.warning)
+        return outcome
+    return EmbedOutcome(stored=stored, missing=len(ids) - stored)

@@ -30,7 +30,9 @@ The trace (JSON-ready, for QA) records all of it:
 
 `cut_by_cap` lists each capped document once, with its best chunk.
 
-Hybrid retrieval (ANSWERS_EMBEDDINGS=openai): the question's vector finds up to
+Hybrid retrieval (ANSWERS_EMBEDDINGS=openai): the question's embedding is requested in
+a thread while the lexical engine searches (`embed` is its own time, `embed_wait` what
+retrieval waited for it after the search); then the question's vector finds up to
 `candidate_limit` chunks by cosine similarity (answers.retrieval.dense) beside
 the engine's; reciprocal rank fusion (answers.retrieval.fusion) merges the two
 lists into one of at most `candidate_limit` candidates, in fused order (which
@@ -43,7 +45,7 @@ the reranker (see rerank's docstring). The trace gains
     "fusion": [{"chunk_id", "document_id", "lexical_rank", "dense_rank", "fused_rank",
                 "dense_similarity"}] for every candidate, in fused order (ranks are
               1-based; null where a list did not hold the chunk),
-    "timings_ms": {"search", "embed", "dense", "rerank"},
+    "timings_ms": {"search", "embed", "embed_wait", "dense", "rerank"},
 
 and each "kept"/"cut_by_*" entry gains the four fusion fields of its chunk.
 With embeddings off none of this appears and the results are the lexical ones.
@@ -52,22 +54,26 @@ With embeddings off none of this appears and the results are the lexical ones.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils.module_loading import import_string
 
 from answers.conf import conf
 from answers.retrieval import dense
 from answers.retrieval.backends import Candidate, backend_for
-from answers.retrieval.embeddings import EmbeddingsUnavailable, get_client, question_vector
+from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import query_terms
 from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
 
 CANDIDATE_LIMIT = 50
+# Question embeddings run here, beside the lexical search (network I/O, no database).
+_embedders = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question-embedding")
 EXCERPT_MAX_CHUNKS = 2
 EXCERPT_MAX_CHARS = 2000
 
@@ -122,30 +128,55 @@ class Hybrid:
     fusion: dict[int, dict[str, Any]]
 
 
-def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[str, Any]) -> Hybrid | None:
-    """Dense candidates fused with the lexical ones; None (and the trace says why) when unavailable."""
+@dataclass(frozen=True)
+class _Embedded:
+    vector: list[float] | None
+    error: str | None
+    ms: float  # how long the request (or the cache) took, in its own thread
+
+
+def _embed_question(client: EmbeddingsClient, question: str) -> _Embedded:
+    started = time.perf_counter()
+    try:
+        vector, error = question_vector(client, question), None
+    except EmbeddingsUnavailable as exc:
+        vector, error = None, exc.reason
+    return _Embedded(vector, error, _round((time.perf_counter() - started) * 1000))
+
+
+def _start_embedding(question: str) -> tuple[EmbeddingsClient, Future[_Embedded]] | None:
+    """The question's embedding, started in a thread so that it overlaps the lexical search."""
     client = get_client()
     if client is None:
         return None
+    return client, _embedders.submit(_embed_question, client, question)
+
+
+def _hybrid(
+    pending: tuple[EmbeddingsClient, Future[_Embedded]],
+    lexical: list[Candidate],
+    *,
+    limit: int,
+    trace: dict[str, Any],
+) -> Hybrid | None:
+    """Dense candidates fused with the lexical ones; None (and the trace says why) when unavailable."""
+    client, future = pending
     started = time.perf_counter()
-    try:
-        vector = question_vector(client, question)
-    except EmbeddingsUnavailable as exc:
-        trace["dense"] = {"status": "fallback", "reason": exc.reason}
-        trace["timings_ms"]["embed"] = _round((time.perf_counter() - started) * 1000)
+    embedded_question = future.result()  # the request has its own deadline (ANSWERS_EMBEDDINGS_TIMEOUT)
+    trace["timings_ms"]["embed"] = embedded_question.ms
+    trace["timings_ms"]["embed_wait"] = _round((time.perf_counter() - started) * 1000)
+    if embedded_question.vector is None:
+        trace["dense"] = {"status": "fallback", "reason": embedded_question.error}
         return None
+    vector = embedded_question.vector
     embedded = time.perf_counter()
     index = dense.index_for(client.dimensions)
     try:
-        # A savepoint: a failed vector query must not poison a caller's transaction.
-        with transaction.atomic():
-            hits = index.nearest(vector, model=client.model, limit=limit)
-            fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[
-                :limit
-            ]
-            similarity = {h.chunk_id: h.similarity for h in hits}
-            unknown = [f.key for f in fused if f.key not in similarity]
-            similarity.update(index.similarities(vector, unknown, model=client.model))
+        # A savepoint inside a caller's transaction: a failed vector query must not poison it.
+        # Outside one (autocommit, as when serving) a failed statement needs no rollback, and
+        # the savepoint's or transaction's two extra round trips are not paid.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            found = index.search(vector, model=client.model, limit=limit, known=[c.chunk_id for c in lexical])
     except DatabaseError as exc:
         # PostgreSQL before the first `embed` has no vector column yet (see dense.ensure_schema).
         trace["dense"] = {
@@ -153,8 +184,10 @@ def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[
             "reason": f"dense search failed ({type(exc).__name__}); run `manage.py embed`",
         }
         return None
+    hits, similarity = found.hits, found.similarity
+    fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[:limit]
     by_id = {c.chunk_id: c for c in lexical}
-    by_id.update(dense.fetch_candidates([f.key for f in fused if f.key not in by_id]))
+    by_id.update(found.candidates)
     kept = [f for f in fused if f.key in by_id]  # a chunk deleted since it was embedded drops out
     fusion = {
         f.key: {
@@ -169,7 +202,6 @@ def _hybrid(question: str, lexical: list[Candidate], *, limit: int, trace: dict[
     }
     trace["dense"] = {"status": "used", "index": index.name, "model": client.model, "candidates": len(hits)}
     trace["fusion"] = list(fusion.values())
-    trace["timings_ms"]["embed"] = _round((embedded - started) * 1000)
     trace["timings_ms"]["dense"] = _round((time.perf_counter() - embedded) * 1000)
     return Hybrid([by_id[f.key] for f in kept], similarity, fusion)
 
@@ -215,6 +247,7 @@ def retrieve(
     if not terms or max_sources < 1:
         return Retrieval(sources=[], trace=trace)
 
+    pending = _start_embedding(question)
     started = time.perf_counter()
     found = backend.search(terms, limit=candidate_limit)
     candidates = found.candidates
@@ -226,7 +259,7 @@ def retrieve(
         "common_terms": found.plan.common,
     }
     trace["timings_ms"]["search"] = _round((searched - started) * 1000)
-    hybrid = _hybrid(question, candidates, limit=candidate_limit, trace=trace)
+    hybrid = None if pending is None else _hybrid(pending, candidates, limit=candidate_limit, trace=trace)
     fusion: dict[int, dict[str, Any]] = {}
     if hybrid is not None:
         candidates, fusion = hybrid.candidates, hybrid.fusion

@@ -150,3 +150,39 @@ def test_an_answer_without_markers_has_no_record_to_miss(admin_client, answer_fa
 
     assert "per-marker record is missing" not in html
     assert "No markers." in html
+
+
+HOSTILE = '<img src=x onerror="window.__pwned=1">'
+
+
+def test_the_hybrid_retrieval_panel_escapes_what_the_trace_carries(admin_client, answer_factory):
+    answer = answer_factory(text="A [1].", source_count=1)
+    used = {
+        "dense": {"status": "used", "index": "sqlite-numpy", "model": HOSTILE, "candidates": 1},
+        "fusion": [
+            {"chunk_id": 7, "document_id": 3, "lexical_rank": None, "dense_rank": 1, "fused_rank": 1,
+             "dense_similarity": 0.91234},
+        ],
+        "kept": [{"number": 1, "document_id": 3, "title": HOSTILE, "chunk_ids": [7], "score": 0.5}],
+    }  # fmt: skip
+    Answer.objects.filter(pk=answer.pk).update(retrieval_trace=used)
+
+    html = page(admin_client, answer)
+
+    assert HOSTILE not in html
+    assert "model &lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
+    assert re.search(
+        r"<td>1</td>\s*<td>—</td>\s*<td>1</td>\s*<td>0\.912</td>\s*<td>&lt;img src=x onerror=&quot;"
+        r"window\.__pwned=1&quot;&gt;</td>\s*<td>3</td>\s*<td>7</td>\s*<td>source 1</td>",
+        html,
+    )
+
+    fallback = {"dense": {"status": "fallback", "reason": f"server said {HOSTILE}"}}
+    Answer.objects.filter(pk=answer.pk).update(retrieval_trace=fallback)
+
+    html = page(admin_client, answer)
+
+    assert HOSTILE not in html
+    assert (
+        "lexical retrieval alone: server said &lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
+    )

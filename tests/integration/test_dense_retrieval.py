@@ -10,13 +10,17 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from django.template.defaultfilters import floatformat
 from django.test import Client, override_settings
+from django.urls import reverse
+from django.utils.html import escape
 
 from answers.content import storage
 from answers.models import Answer, ChunkEmbedding, Document
@@ -315,3 +319,61 @@ def test_answers_stay_lexical_on_postgresql_without_pgvector(
     assert result.trace["dense"]["status"] == "fallback"
     assert "run `manage.py embed`" in result.trace["dense"]["reason"]
     assert [(s.document_id, s.score, s.excerpt) for s in result.sources] == lexical
+
+
+def _admin_page(admin_client: Client, answer: Answer) -> str:
+    response = admin_client.get(reverse("admin:answers_answer_change", args=[answer.pk]))
+    assert response.status_code == 200
+    return re.sub(r">\s+<", "><", response.content.decode())
+
+
+def test_the_admin_retrieval_panel_shows_each_candidates_ranks_and_similarity(
+    client: Client, admin_client: Client, embedded: EmbeddingsOn
+) -> None:
+    response = client.post(
+        "/api/answers/", {"question": "How do I bail out prematurely?"}, content_type="application/json"
+    )
+    answer = Answer.objects.get(id=response.json()["id"])
+    fusion = answer.retrieval_trace["fusion"]
+    kept = answer.retrieval_trace["kept"][0]
+
+    html = _admin_page(admin_client, answer)
+
+    assert "Hybrid retrieval — dense search used" in html
+    assert f"model stub-embed · index {answer.retrieval_trace['dense']['index']}" in html
+    rows = re.findall(r'<table class="qa-table qa-fusion">.*?<tbody>(.*?)</tbody>', html, re.S)[0]
+    assert rows.count("<tr>") == len(fusion)
+    # The passage found only by meaning: no lexical rank, dense rank 1, and it became source 1.
+    top = next(f for f in fusion if f["chunk_id"] == kept["chunk_ids"][0])
+    similarity = floatformat(top["dense_similarity"], "3u")
+    assert (
+        f"<tr><td>{top['fused_rank']}</td><td>—</td><td>1</td><td>{similarity}"
+        f"</td><td>{escape(kept['title'])}</td><td>{kept['document_id']}</td><td>{top['chunk_id']}</td>"
+        "<td>source 1</td></tr>"
+    ) in rows
+    # Every candidate in fused order, with its ranks ("—" where a search did not return it).
+    shown = [
+        f"<tr><td>{f['fused_rank']}</td><td>{f['lexical_rank'] or '—'}</td><td>{f['dense_rank'] or '—'}</td>"
+        f"<td>{floatformat(f['dense_similarity'], '3u')}</td>"
+        for f in fusion
+    ]
+    positions = [rows.find(row) for row in shown]
+    assert -1 not in positions
+    assert positions == sorted(positions)
+
+
+def test_the_admin_retrieval_panel_says_why_dense_retrieval_fell_back(
+    client: Client, admin_client: Client, embedded: EmbeddingsOn
+) -> None:
+    embedded.server.stop()
+    response = client.post(
+        "/api/answers/", {"question": "How does the with statement work?"}, content_type="application/json"
+    )
+    answer = Answer.objects.get(id=response.json()["id"])
+    reason = answer.retrieval_trace["dense"]["reason"]
+
+    html = _admin_page(admin_client, answer)
+
+    assert "Hybrid retrieval — fell back to lexical" in html
+    assert f"come from lexical retrieval alone: {escape(reason)}</p>" in html
+    assert "qa-fusion" not in html

@@ -10,9 +10,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from answers.conf import conf
 from answers.content.demo import demo_records
-from answers.content.ingest import IngestReport, ingest_paths, ingest_records
+from answers.content.ingest import IngestReport, embed_ingested, ingest_paths, ingest_records
 from answers.models import Document
+from answers.retrieval.embeddings import BATCH_DEADLINE
 
 
 class Command(BaseCommand):
@@ -28,6 +30,13 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--if-empty", action="store_true", help="With --demo: only when no document exists yet."
+        )
+        parser.add_argument(
+            "--embed-deadline",
+            type=float,
+            default=BATCH_DEADLINE,
+            help="With ANSWERS_EMBEDDINGS on: seconds one batch of vectors may take, retries included, "
+            "before ingest gives up on them (the documents stay; `embed` adds the vectors later).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -47,12 +56,40 @@ class Command(BaseCommand):
         for problem in report.failures:
             self.stderr.write(f"{problem.where}: {problem.reason}")
         self.stdout.write(report.summary())
+        self._embed(report, deadline=options["embed_deadline"])
         if not report.ok:
             raise CommandError(f"{report.failed} item(s) failed.", returncode=1)
 
+    def _watched(self) -> bool:
+        """A progress bar only when a person watches; logs and pipes get the counts only."""
+        return bool(getattr(self.stdout, "isatty", lambda: False)()) and sys.stderr.isatty()
+
+    def _embed(self, report: IngestReport, *, deadline: float) -> None:
+        """Vectors for the new and changed chunks (ANSWERS_EMBEDDINGS on); a failure only warns."""
+        show = self._watched()
+        bar: Any = None
+
+        def on_total(total: int) -> None:
+            nonlocal bar
+            if show:
+                bar = tqdm(total=total, unit="chunk", desc=f"embed ({conf.EMBEDDING_MODEL})", file=sys.stderr)
+
+        def progress(n: int) -> None:
+            if bar is not None:
+                bar.update(n)
+
+        try:
+            outcome = embed_ingested(report, deadline=deadline, on_total=on_total, progress=progress)
+        finally:
+            if bar is not None:
+                bar.close()
+        if outcome.warning is not None:
+            self.stderr.write(f"warning: {outcome.warning}")
+        elif outcome.stored:
+            self.stdout.write(f"Embedded {outcome.stored} chunks with {conf.EMBEDDING_MODEL}.")
+
     def _ingest_paths(self, paths: list[str], before: IngestReport) -> IngestReport:
-        # A progress bar only when a person watches; logs and pipes get the counts only.
-        show = bool(getattr(self.stdout, "isatty", lambda: False)()) and sys.stderr.isatty()
+        show = self._watched()
         bar: Any = None
 
         def on_total(total: int) -> None:
@@ -75,4 +112,5 @@ class Command(BaseCommand):
         before.skipped_files += report.skipped_files
         before.failures.extend(report.failures)
         before.warnings.extend(report.warnings)
+        before.document_ids.extend(report.document_ids)
         return before
