@@ -185,7 +185,7 @@ async def _beat(answer_id: uuid.UUID) -> None:
 
 async def _generate(*, started: Started, provider: Provider, publisher: Publisher) -> Answer:
     progress = _Progress()
-    deltas = publisher.deltas(started.answer_id)
+    deltas = publisher.deltas(started.answer_id, started.prompt.sources)
     fail = _Failure(started, publisher, deltas, progress)
     try:
         async for piece in provider.stream(started.prompt):
