@@ -138,14 +138,8 @@ def test_no_number_shown_beside_a_source_or_in_the_text_ever_changes(
     _ask(watched)
 
     answer = watched.locator(ANSWER)
-    # While streaming: the first cited source is listed as [1] and the others wait apart, unnumbered.
-    expect(watched.locator(SOURCES)).to_have_count(1)
-    assert answer.get_attribute("data-answer-status") == "streaming", "the first cite shows while streaming"
-    expect(watched.locator(SOURCES).first).to_have_attribute("data-number", "1")
-    expect(watched.locator(RETRIEVED)).to_have_count(4)
-    expect(watched.locator(f"{TEXT} a.cite")).to_have_count(1)
-    assert watched.locator(f"{TEXT} a.cite").first.get_attribute("href") == "#source-1"
-
+    # What the page showed while streaming is read from the recorder's snapshots below (each
+    # event is handled in a task of its own, so each state is recorded however fast they come).
     expect(answer).to_have_attribute("data-answer-status", "done")
     final_text = "Zebras graze [1] in grassland and savanna [2] near water [1][2]."
     expect(watched.locator(TEXT)).to_have_text(final_text)
