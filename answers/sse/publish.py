@@ -59,6 +59,8 @@ def send(channel: str, event_type: str, payload: dict[str, Any]) -> Event:
 def send_all(channel: str, events: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
     """send() for several events of one channel, in order: stored in one transaction when the
     storage can (AnswerEventStorage.append_events), then each delivered."""
+    if not events:
+        return []
     encoded = [(event_type, json.dumps(payload, cls=DjangoJSONEncoder)) for event_type, payload in events]
     storage = get_storage()
     stored: list[Event]
