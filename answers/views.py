@@ -51,7 +51,7 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any], status: 
 def _answer_context(answer: Answer | None) -> dict[str, Any]:
     """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
     if answer is None:
-        return {"answer": None, "status": "", "references": [], "answer_html": ""}
+        return {"answer": None, "status": "", "references": [], "retrieved": [], "answer_html": ""}
     references = [
         {**ref, "anchor": source_anchor(ref["number"]), "link": link_url(ref["url"])}
         for ref in selectors.answer_references(answer)
@@ -61,7 +61,10 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
     return {
         "answer": answer,
         "status": answer.status,
-        "references": references,
+        # While the answer is written, no source has its final number yet: the retrieved ones are
+        # listed apart, unnumbered (the script numbers them as they are cited).
+        "references": [] if in_flight else references,
+        "retrieved": references if in_flight else [],
         "answer_html": render_answer_html(
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from answers.citations import MarkerStream, finalize_citations, normalize_markers, strip_out_of_range_markers
+from answers.citations import finalize_citations, normalize_markers, strip_out_of_range_markers
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_citations.md"
 SOURCES = [f"source {n}" for n in range(1, 11)]
@@ -106,12 +106,6 @@ def pipeline(text: str) -> str:
 
 def normalized_pipeline(text: str) -> str:
     return pipeline(normalize_markers(text).text)
-
-
-def stream(text: str, piece: int = 16) -> int:
-    scanner = MarkerStream()
-    found = sum(len(scanner.feed(text[i : i + piece])) for i in range(0, len(text), piece))
-    return found + len(scanner.close())
 
 
 def median_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -208,16 +202,10 @@ def main() -> None:
         json.dumps({"when": _when(), **figures}, indent=1) + "\n"
     )
 
-    text = answer(20_000)
-    print("\n### MarkerStream over the 1 MB answer\n")
-    print("| piece size | time (ms) |")
-    print("|---:|---:|")
-    for piece in (4, 16, 256):
-        print(f"| {piece} | {median_ms(lambda piece=piece: stream(text, piece), repeats=3):.1f} |")
-
+    # The streaming engine (answers.citations.LiveDisplay) is measured by bench/bench_live.py.
     print("\n### Adversarial inputs\n")
-    print("| input | strip + finalize (ms) | MarkerStream, 16-char pieces (ms) |")
-    print("|---|---:|---:|")
+    print("| input | strip + finalize (ms) |")
+    print("|---|---:|")
     adversarial = {
         '`"[" + "1" * 10**6`': "[" + "1" * 10**6,
         '`"[" * 10**6`': "[" * 10**6,
@@ -235,8 +223,7 @@ def main() -> None:
     }
     for label, text in adversarial.items():
         pipeline_ms = median_ms(lambda text=text: pipeline(text), repeats=3)
-        stream_ms = median_ms(lambda text=text: stream(text), repeats=3)
-        print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} | {stream_ms:.0f} |")
+        print(f"| {label} ({len(text):,} chars) | {pipeline_ms:.0f} |")
 
     print("\n### normalize_markers on near-dialects\n")
     print("| input | normalize (ms) |")

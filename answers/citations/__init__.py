@@ -5,7 +5,6 @@ from __future__ import annotations
 from answers.citations.core import (
     Finalized,
     Marker,
-    MarkerStream,
     StripResult,
     finalize_citations,
     render_marker,
@@ -19,7 +18,6 @@ __all__ = [
     "Finalized",
     "LiveDisplay",
     "Marker",
-    "MarkerStream",
     "Normalized",
     "Step",
     "StripResult",

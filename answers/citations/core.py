@@ -1,10 +1,10 @@
-"""Citation markers (docs/citations.md): one scanner for strip, finalize and readers, and a streaming twin."""
+"""Citation markers (docs/citations.md): one scanner for strip, finalize, readers and the live display."""
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate, chain, compress
@@ -66,19 +66,11 @@ _MARKER = re.compile(_marker_pattern("("))
 _SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
-# What may follow a '[' and still turn into a marker once more text arrives.
-_PARTIAL = re.compile(r"[0-9 \t,\-\u2013]*+\]?")
-_CONTENT_ONLY = re.compile(r"[0-9 \t,\-\u2013]*+")
 _CONTENT = frozenset("0123456789 \t,-\u2013")
-_FENCE = re.compile(r"\n(?:```|~~~)")  # not "^" with MULTILINE: this form searches ten times faster
-_FENCES = ("```", "~~~")
 # A whole fenced block after a newline: the opening line, the lines that do not
 # start with its three characters, and the closing line if there is one.
 _FENCED_BLOCK = re.compile(r"\n(```|~~~)[^\n]*+(?:\n(?!\1)[^\n]*+)*+(?:\n[^\n]*+)?")
-_FENCE_PREFIXES = ("", "`", "``", "~", "~~")
 _TICK_RUNS = re.compile(r"(``*+)")  # not "`+": that form loses the engine's fast literal search
-_TICKS_ONLY = re.compile(r"`*+")
-_START = re.Match.start
 
 
 def _to_int(digits: str) -> int:
@@ -142,19 +134,7 @@ def _parse_members(written: str) -> tuple[int, ...]:
 # paired inside each stretch of text between fenced blocks, so a span never
 # reaches across a fenced block (as in CommonMark, where a fence ends the
 # paragraph). Markers are the candidates outside both. These helpers serve both
-# the whole-text scan and the streaming one.
-
-
-def _next_fence(text: str, p: int, limit: int, at_text_start: bool) -> int:
-    """Start of the first line in text[p:limit] that opens with ``` or ~~~; -1 if none.
-
-    `p` is a line start or follows text already looked at; `at_text_start`
-    says that index 0 is the start of the whole text (a line start).
-    """
-    if p == 0 and at_text_start and limit >= 3 and text.startswith(_FENCES):
-        return 0
-    found = _FENCE.search(text, max(p - 1, 0), limit)
-    return found.start() + 1 if found else -1
+# the whole-text scan and the live display (answers.citations.live).
 
 
 def _runs(text: str, a: int, b: int, base: int) -> tuple[list[int], list[int]]:
@@ -241,7 +221,7 @@ def _split(text: str) -> tuple[list[str], set[int]]:
 def scan_markers(text: str) -> list[Marker]:
     """Every citation marker of `text` by docs/citations.md, in order, in time linear in its length.
 
-    Where the spec leaves room, this reading holds (and MarkerStream, strip and
+    Where the spec leaves room, this reading holds (and the live display, strip and
     finalize share it):
 
     - lines end at "\\n" only;
@@ -259,212 +239,6 @@ def scan_markers(text: str) -> list[Marker]:
     return [
         Marker(ends[i - 1], ends[i], _members(parts[i])) for i in range(1, len(parts), 2) if i not in excluded
     ]
-
-
-# --- The streaming scanner ----------------------------------------------------------
-
-# Markers found in one window of text, and the window's absolute offset.
-_Batch = tuple[list[re.Match[str]], int]
-
-
-class _Scanner:
-    """The marker rules as a left-to-right machine over a text that arrives in windows.
-
-    What the machine keeps between windows: the open fence (its three
-    characters), whether the rest of a fence's closing line is still to skip,
-    and an opening backtick run that has no partner yet, with the runs and
-    markers seen after it, which wait for the partner (they are code) or for
-    the end of the stretch (the run is text, and the rest is paired anew).
-    Markers are handed to `emit` in order, a window's worth at a time.
-    """
-
-    def __init__(self, emit: Callable[[list[re.Match[str]], int], object]) -> None:
-        self._emit = emit
-        self._fence: str | None = None
-        self._skip_line = False
-        self._open_run = 0  # length of the unmatched opening run; 0 when there is none
-        self._starts_after: list[int] = []  # the backtick runs after it
-        self._lengths_after: list[int] = []
-        self._held: list[_Batch] = []  # the markers after it
-
-    @property
-    def outside_code(self) -> bool:
-        return self._fence is None and not self._skip_line
-
-    def run(self, window: str, begin: int, base: int, final: bool) -> int:
-        """Scan `window[begin:]`; return the index where undecidable text begins.
-
-        `window[begin - 1]` is the character before (when begin > 0) and
-        `base` the absolute offset of `window[0]`. Unless `final`, the text
-        from the returned index on is left for the next window: a line that
-        may still become a fence line, a backtick run that may grow, a '[' that
-        may still become a marker or a marker whose next character is unknown.
-        """
-        size = len(window)
-        p = begin
-        while True:
-            if self._skip_line:
-                eol = window.find("\n", p)
-                if eol < 0:
-                    return size
-                self._skip_line = False
-                p = eol + 1
-            if self._fence is not None:
-                close = window.find("\n" + self._fence, p)
-                if close < 0:
-                    # Keep the last three characters: a closing "\n```" may straddle windows.
-                    return size if final else max(p, size - 3)
-                self._fence = None
-                self._skip_line = True  # the closing line is code to its end
-                p = close + 1
-                continue
-            limit = size if final else self._settled(window, p, base)
-            fence = _next_fence(window, p, limit, at_text_start=base == 0)
-            self._stretch_part(window, p, limit if fence < 0 else fence, base, final or fence >= 0)
-            if fence < 0:
-                return limit
-            self._fence = window[fence : fence + 3]
-            p = fence + 3
-
-    @staticmethod
-    def _settled(window: str, p: int, base: int) -> int:
-        size = len(window)
-        limit = size
-        newline = window.rfind("\n", max(p - 1, 0))
-        line = newline + 1 if newline >= 0 else (0 if base == 0 else -1)
-        if line >= p and size - line < 3 and window[line:] in _FENCE_PREFIXES:
-            limit = line
-        if window.endswith("`"):
-            run = len(window.rstrip("`"))
-            if run != line:  # a run opening its line is a fence, or still short enough for the check above
-                limit = min(limit, max(run, p))
-        bracket = window.rfind("[", p)
-        if bracket >= 0 and _PARTIAL.fullmatch(window, bracket + 1):
-            limit = min(limit, bracket)
-        return limit
-
-    def _stretch_part(self, window: str, a: int, b: int, base: int, stretch_ends: bool) -> None:
-        """Take `window[a:b]`, the next part of a stretch between fenced blocks."""
-        starts, lengths = _runs(window, a, b, base)
-        matches = [m for m in _MARKER.finditer(window, a, b) if m[1] is None or _ranges_in_bounds(m[1])]
-        if not lengths and not self._open_run:  # no code span to think about
-            if matches:
-                self._emit(matches, base)
-            return
-        batches = [(matches, base)] if matches else []
-        if self._open_run:
-            if self._open_run not in lengths:
-                self._starts_after += starts
-                self._lengths_after += lengths
-                self._held += batches
-                if not stretch_ends:
-                    return
-                # The opening run never found its partner: it is text after all.
-                starts, lengths, batches = self._starts_after, self._lengths_after, self._held
-            else:
-                closer = lengths.index(self._open_run)
-                after = bisect_left(matches, starts[closer] + lengths[closer] - base, key=_START)
-                batches = [(matches[after:], base)]
-                starts, lengths = starts[closer + 1 :], lengths[closer + 1 :]
-            self._open_run = 0
-            self._starts_after, self._lengths_after, self._held = [], [], []
-        spans, undecided = _spans(starts, lengths, stretch_ends)
-        ends = [end for _, end in spans]
-        k = 0
-        for matches, offset in batches:
-            # Markers after an opening run still without a partner wait for it.
-            held = len(matches)
-            if undecided < len(lengths):
-                held = bisect_left(matches, starts[undecided] - offset, key=_START)
-            # Alternate between the next marker and the next span that ends
-            # after it, so that neither many spans nor many markers cost a step each.
-            kept = 0
-            outside: list[re.Match[str]] = []
-            while kept < held:
-                k = bisect_right(ends, matches[kept].start() + offset, k)
-                if k == len(spans):
-                    break
-                inside = bisect_left(matches, spans[k][0] - offset, kept, held, key=_START)
-                outside += matches[kept:inside]
-                kept = bisect_left(matches, ends[k] - offset, inside, held, key=_START)
-            outside += matches[kept:held]
-            if outside:
-                self._emit(outside, offset)
-            if held < len(matches):
-                self._held.append((matches[held:], offset))
-        if undecided < len(lengths):
-            self._open_run = lengths[undecided]
-            self._starts_after = starts[undecided + 1 :]
-            self._lengths_after = lengths[undecided + 1 :]
-
-
-class MarkerStream:
-    """Finds markers in text that arrives in pieces, agreeing exactly with scan_markers().
-
-    feed() returns each marker as soon as the text received decides it; the
-    positions are offsets into the whole concatenated text. A marker stays held
-    back while the text so far cannot decide it:
-
-    - an unfinished `[...`, or a complete one whose next character (a `(` or,
-      at a line start, a `:` would make it text) has not arrived;
-    - a marker after a backtick run that has no partner yet: by the spec, a
-      partner arriving later, however much later, makes all that text an inline
-      code span. Such markers wait for the partner (they are code), for a line
-      opening a fenced block, or for close() (the run is text).
-
-    Only undecided text is buffered, and each piece is scanned once (a piece
-    that can only lengthen an unfinished marker or backtick run is just kept),
-    so feeding a whole answer costs time linear in its length.
-    """
-
-    def __init__(self) -> None:
-        self._scanner = _Scanner(self._collect)
-        self._found: list[Marker] = []
-        self._before = ""  # the character before the buffered text; "" at the very start
-        self._pending: list[str] = []  # text received but not yet decided
-        self._offset = 0  # absolute offset of the buffered text
-        self._extends: re.Pattern[str] | None = None
-        self._closed = False
-
-    def feed(self, piece: str) -> list[Marker]:
-        """Take the next piece of text; return the markers it completes."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        if not piece:
-            return []
-        if self._extends is not None and self._extends.fullmatch(piece):
-            self._pending.append(piece)
-            return []
-        return self._advance(piece, final=False)
-
-    def close(self) -> list[Marker]:
-        """Mark the end of the text; return every marker still held back."""
-        if self._closed:
-            raise ValueError("close() called twice")
-        self._closed = True
-        return self._advance("", final=True)
-
-    def _collect(self, matches: list[re.Match[str]], base: int) -> None:
-        self._found += [Marker(m.start() + base, m.end() + base, _members(m.group())) for m in matches]
-
-    def _advance(self, piece: str, final: bool) -> list[Marker]:
-        window = self._before + "".join(self._pending) + piece
-        begin = len(self._before)
-        base = self._offset - begin
-        stop = self._scanner.run(window, begin, base, final)
-        if stop > 0:
-            self._before = window[stop - 1]
-        rest = window[stop:]
-        self._pending = [rest] if rest else []
-        self._offset = base + stop
-        self._extends = None
-        if rest and self._scanner.outside_code:
-            if rest[0] == "[" and rest[-1] != "]":
-                self._extends = _CONTENT_ONLY
-            elif rest[0] == "`" and self._before not in ("\n", ""):
-                self._extends = _TICKS_ONLY
-        found, self._found = self._found, []
-        return found
 
 
 # --- Rendering -----------------------------------------------------------------

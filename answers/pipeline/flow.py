@@ -187,7 +187,7 @@ async def _beat(answer_id: uuid.UUID) -> None:
 
 async def _generate(*, started: Started, provider: Provider, publisher: Publisher) -> Answer:
     progress = _Progress()
-    deltas = publisher.deltas(started.answer_id)
+    deltas = publisher.deltas(started.answer_id, started.prompt.sources)
     fail = _Failure(started, publisher, deltas, progress)
     generation = Generation()
     # An emoji may arrive as two UTF-16 halves in two pieces: the pieces are joined into text.

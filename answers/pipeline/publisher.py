@@ -16,7 +16,8 @@ from answers.retrieval.types import RetrievedSource
 
 
 class Deltas(Protocol):
-    """One answer's raw text as it arrives: what is published must add up to the text kept."""
+    """One answer's raw text as it arrives: what is published must add up to the text kept
+    (and, on the SSE path, its display to the final text)."""
 
     async def add(self, piece: str) -> None: ...
 
@@ -35,7 +36,9 @@ class Publisher(Protocol):
         """Step 3, in the start step's worker thread: the retrieved sources, numbered."""
         ...
 
-    def deltas(self, answer_id: uuid.UUID) -> Deltas: ...
+    def deltas(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> Deltas:
+        """One answer's deltas; `sources` are the retrieved ones, numbered as `references` published them."""
+        ...
 
     async def done(self, answer: Answer) -> None: ...
 
@@ -51,7 +54,7 @@ class JSONPublisher:
     def references(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
         pass
 
-    def deltas(self, answer_id: uuid.UUID) -> JSONPublisher:
+    def deltas(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> JSONPublisher:
         return self
 
     async def add(self, piece: str) -> None:

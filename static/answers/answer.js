@@ -2,6 +2,12 @@
 // and renders them. Text from the model or a document only ever enters the page through
 // textContent / createTextNode; the one exception is the `html` of `done`, which the
 // server rendered and sanitized. Without this script the form posts to /ask/ instead.
+//
+// While the answer streams, the page shows each delta's `display` (the text as it will read
+// once finalized: its markers already carry their final numbers), the sources cited so far
+// in their final numbers (each announced by a `cite` event before its number shows), and,
+// apart and unnumbered, the retrieved sources not cited yet. At `done` the finalized pair
+// replaces them; a number once shown never changes (API.md, SSE events).
 (function () {
   "use strict";
 
@@ -31,6 +37,127 @@
     return null;
   }
 
+  // A canonical marker as the display writes it: its final numbers, ascending, ", "-separated.
+  const MARKER = /\[([0-9]+(?:, [0-9]+)*)\]/y;
+  const FENCE = /(`{3,}|~{3,})/y;
+  const TICKS = /`+/y;
+
+  function citeLink(number, text) {
+    const link = document.createElement("a");
+    link.className = "cite";
+    link.setAttribute("href", "#source-" + number);
+    link.textContent = text;
+    return link;
+  }
+
+  // Reads the display text as it streams and links its markers, as the server's rendering
+  // does at `done`: a marker is "[n]" (or "[n, m]") of cited numbers outside code, not after
+  // a backslash, not followed by "(" (a link) nor, at a line start, by ":" (a definition).
+  // The display engine releases a marker only with the character after it, and a backtick
+  // run only with its partner, so each delta can be read on its own with this state.
+  function DisplayReader() {
+    this.lineStart = true;
+    this.fence = null; // the fence characters of the open fenced block
+    this.skipLine = false; // the rest of a fence line is code
+    this.inline = 0; // the length of the open inline code span's backtick run
+    this.previous = "";
+  }
+
+  DisplayReader.prototype.read = function (text, cited) {
+    const nodes = [];
+    let plain = "";
+    let i = 0;
+    const flush = function () {
+      if (plain) {
+        nodes.push(document.createTextNode(plain));
+        plain = "";
+      }
+    };
+    while (i < text.length) {
+      const ch = text[i];
+      if (ch === "\n") {
+        plain += ch;
+        this.lineStart = true;
+        this.skipLine = false;
+        this.previous = ch;
+        i += 1;
+        continue;
+      }
+      const atLineStart = this.lineStart;
+      this.lineStart = false;
+      if (atLineStart && (ch === "`" || ch === "~")) {
+        FENCE.lastIndex = i;
+        const fence = FENCE.exec(text);
+        if (fence) {
+          const run = fence[1];
+          if (this.fence === null) {
+            this.fence = run;
+            this.inline = 0;
+          } else if (run[0] === this.fence[0] && run.length >= this.fence.length) {
+            this.fence = null;
+          }
+          this.skipLine = true;
+          plain += run;
+          this.previous = run[run.length - 1];
+          i += run.length;
+          continue;
+        }
+      }
+      if (this.fence !== null || this.skipLine) {
+        plain += ch;
+        this.previous = ch;
+        i += 1;
+        continue;
+      }
+      if (ch === "`") {
+        TICKS.lastIndex = i;
+        const run = TICKS.exec(text)[0];
+        if (this.inline === 0) {
+          this.inline = run.length;
+        } else if (run.length === this.inline) {
+          this.inline = 0;
+        }
+        plain += run;
+        this.previous = "`";
+        i += run.length;
+        continue;
+      }
+      if (ch === "[" && this.inline === 0 && this.previous !== "\\") {
+        MARKER.lastIndex = i;
+        const marker = MARKER.exec(text);
+        if (marker) {
+          const end = i + marker[0].length;
+          const next = text[end];
+          const members = marker[1].split(", ").map(Number);
+          const linked = members.every(function (n) { return n >= 1 && n <= cited; });
+          if (linked && next !== "(" && !(atLineStart && next === ":")) {
+            flush();
+            if (members.length === 1) {
+              nodes.push(citeLink(members[0], marker[0]));
+            } else {
+              nodes.push(document.createTextNode("["));
+              members.forEach(function (n, index) {
+                if (index > 0) {
+                  nodes.push(document.createTextNode(", "));
+                }
+                nodes.push(citeLink(n, String(n)));
+              });
+              nodes.push(document.createTextNode("]"));
+            }
+            this.previous = "]";
+            i = end;
+            continue;
+          }
+        }
+      }
+      plain += ch;
+      this.previous = ch;
+      i += 1;
+    }
+    flush();
+    return nodes;
+  };
+
   function parse(event) {
     try {
       return JSON.parse(event.data);
@@ -43,6 +170,11 @@
     this.container = container;
     this.text = container.querySelector("[data-answer-text]");
     this.sources = container.querySelector("[data-answer-sources]");
+    this.retrieved = container.querySelector("[data-answer-retrieved]");
+    this.retrievedBlock = container.querySelector("[data-answer-retrieved-block]");
+    this.retrievedItems = new Map(); // original number -> its li in the retrieved list
+    this.cited = 0; // how many sources are cited so far (their numbers are 1..cited)
+    this.reader = new DisplayReader();
     this.state = container.querySelector("[data-answer-state]");
     this.error = container.querySelector("[data-answer-error]");
     this.fallback = container.querySelector("[data-answer-fallback]");
@@ -64,6 +196,7 @@
     this.container.hidden = false;
     this.text.replaceChildren();
     this.sources.replaceChildren();
+    this.setRetrieved([]);
     this.error.textContent = "";
     this.error.hidden = true;
     this.fallback.hidden = true;
@@ -77,43 +210,95 @@
     this.permalinkBlock.hidden = false;
   };
 
-  AnswerView.prototype.renderSources = function (references) {
-    const items = [];
-    for (const ref of Array.isArray(references) ? references : []) {
-      const number = Number(ref.number);
-      if (!Number.isInteger(number) || number < 1) {
-        continue;
-      }
-      const li = document.createElement("li");
+  // One source's li: numbered (the Sources list) or not (the retrieved list).
+  function sourceItem(ref, number) {
+    const li = document.createElement("li");
+    if (number !== null) {
       li.id = "source-" + number;
       li.value = number;
+      li.dataset.number = String(number);
       const label = document.createElement("span");
       label.className = "source-number";
       label.textContent = "[" + number + "]";
       li.append(label, " ");
-      const href = safeLink(ref.url);
-      const title = document.createElement(href ? "a" : "span");
-      title.className = "source-title";
-      title.textContent = String(ref.title || ref.url || "Untitled");
-      if (href) {
-        title.setAttribute("href", href);
+    }
+    const href = safeLink(ref.url);
+    const title = document.createElement(href ? "a" : "span");
+    title.className = "source-title";
+    title.textContent = String(ref.title || ref.url || "Untitled");
+    if (href) {
+      title.setAttribute("href", href);
+    }
+    li.append(title);
+    if (ref.excerpt) {
+      const excerpt = document.createElement("p");
+      excerpt.className = "source-excerpt";
+      const text = String(ref.excerpt);
+      excerpt.textContent = text.length > 200 ? text.slice(0, 199) + "…" : text;
+      li.append(excerpt);
+    }
+    return li;
+  }
+
+  function numberOf(ref) {
+    const number = ref ? Number(ref.number) : NaN;
+    return Number.isInteger(number) && number >= 1 ? number : null;
+  }
+
+  AnswerView.prototype.renderSources = function (references) {
+    const items = [];
+    for (const ref of Array.isArray(references) ? references : []) {
+      const number = numberOf(ref);
+      if (number !== null) {
+        items.push(sourceItem(ref, number));
       }
-      li.append(title);
-      if (ref.excerpt) {
-        const excerpt = document.createElement("p");
-        excerpt.className = "source-excerpt";
-        const text = String(ref.excerpt);
-        excerpt.textContent = text.length > 200 ? text.slice(0, 199) + "…" : text;
-        li.append(excerpt);
-      }
-      items.push(li);
     }
     this.sources.replaceChildren(...items);
   };
 
-  AnswerView.prototype.appendDelta = function (text) {
-    if (typeof text === "string" && text) {
-      this.text.append(document.createTextNode(text));
+  AnswerView.prototype.setRetrieved = function (references) {
+    this.retrievedItems = new Map();
+    const items = [];
+    for (const ref of references) {
+      const number = numberOf(ref);
+      if (number !== null) {
+        const li = sourceItem(ref, null);
+        this.retrievedItems.set(number, li);
+        items.push(li);
+      }
+    }
+    this.retrieved.replaceChildren(...items);
+    this.retrievedBlock.hidden = items.length === 0;
+  };
+
+  // `references`: nothing is cited yet; every retrieved source waits, unnumbered.
+  AnswerView.prototype.startSources = function (references) {
+    this.cited = 0;
+    this.reader = new DisplayReader();
+    this.text.replaceChildren();
+    this.sources.replaceChildren();
+    this.setRetrieved(Array.isArray(references) ? references : []);
+  };
+
+  // `cite`: the k-th source cited joins the Sources list with its final number k.
+  AnswerView.prototype.cite = function (data) {
+    const number = numberOf(data);
+    if (number !== this.cited + 1 || !data.reference) {
+      return;
+    }
+    this.cited = number;
+    const waiting = this.retrievedItems.get(Number(data.original));
+    if (waiting) {
+      waiting.remove();
+      this.retrievedItems.delete(Number(data.original));
+    }
+    this.retrievedBlock.hidden = this.retrievedItems.size === 0;
+    this.sources.append(sourceItem(data.reference, number));
+  };
+
+  AnswerView.prototype.appendDisplay = function (display) {
+    if (typeof display === "string" && display) {
+      this.text.append(...this.reader.read(display, this.cited));
     }
   };
 
@@ -126,6 +311,7 @@
       this.text.textContent = String(payload.text || "");
     }
     this.renderSources(payload.references);
+    this.setRetrieved([]);
     this.fallback.hidden = !payload.fallback;
     this.truncated.hidden = payload.truncated !== true;
     this.setStatus("done");
@@ -172,10 +358,13 @@
     }
 
     stream.addEventListener("references", handler(function (data) {
-      view.renderSources(data.references);
+      view.startSources(data.references);
+    }));
+    stream.addEventListener("cite", handler(function (data) {
+      view.cite(data);
     }));
     stream.addEventListener("delta", handler(function (data) {
-      view.appendDelta(data.text);
+      view.appendDisplay(data.display);
     }));
     stream.addEventListener("done", handler(function (data) {
       view.finish(data);

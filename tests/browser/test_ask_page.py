@@ -12,6 +12,7 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 ANSWER = "[data-answer]"
 TEXT = "[data-answer-text]"
 SOURCES = "[data-answer-sources] > li"
+RETRIEVED = "[data-answer-retrieved] > li"
 
 
 def ask(page: Page, question: str) -> None:
@@ -20,34 +21,44 @@ def ask(page: Page, question: str) -> None:
     page.click("button[type=submit]")
 
 
-def test_sources_show_while_streaming_then_swap_to_the_cited_ones_on_done(
+def test_sources_show_while_streaming_in_their_final_numbers_and_done_keeps_them(
     page: Page, browser_stub: StubOpenAIServer
 ) -> None:
-    pieces = ["Zebras live ", "in grassland [3]"] + [" and more"] * 12 + [" and savanna [1", "]."]
+    pieces = ["Zebras live ", "in grassland"] + [" and more"] * 12 + [" and savanna [3", "] [1", "]."]
     browser_stub.enqueue(Reply(pieces=pieces, delay_s=0.15))
     ask(page, ZEBRA_QUESTION)
 
     answer = page.locator(ANSWER)
-    expect(answer).to_have_attribute("data-answer-status", "streaming")
-    expect(page.locator(SOURCES)).to_have_count(4)
-    expect(page.locator(TEXT)).to_contain_text("Zebras live in grassland [3]")
-    assert answer.get_attribute("data-answer-status") == "streaming", "all four sources are listed early"
-    retrieved = page.locator(f"{SOURCES} .source-title").all_inner_texts()
-    assert [page.locator(SOURCES).nth(i).get_attribute("id") for i in range(4)] == [
-        "source-1",
-        "source-2",
-        "source-3",
-        "source-4",
-    ]
+    # Nothing cited yet: the four retrieved sources wait apart, unnumbered (read at one moment).
+    early = page.wait_for_function(
+        """() => {
+          const answer = document.querySelector("[data-answer]");
+          const waiting = [...answer.querySelectorAll("[data-answer-retrieved] > li")];
+          return answer.dataset.answerStatus === "streaming" && waiting.length === 4
+            && answer.querySelector("[data-answer-text]").textContent.startsWith("Zebras live in grassland")
+            && {
+              cited: answer.querySelectorAll("[data-answer-sources] > li").length,
+              titles: waiting.map(li => li.querySelector(".source-title").textContent),
+              numbered: waiting.filter(li => li.id || li.querySelector(".source-number")).length,
+              links: waiting.map(li => li.querySelector("a.source-title")?.getAttribute("href") ?? null),
+            };
+        }"""
+    ).json_value()
+    assert early["cited"] == 0
+    assert early["numbered"] == 0
+    retrieved = early["titles"]
     # A site-relative URL is a link too.
-    expect(page.locator(f'{SOURCES} a.source-title[href="/docs/zebra-4"]')).to_have_count(1)
+    assert "/docs/zebra-4" in early["links"]
 
     expect(answer).to_have_attribute("data-answer-status", "done")
     expect(page.locator(SOURCES)).to_have_count(2)
+    expect(page.locator(RETRIEVED)).to_have_count(0)
+    expect(page.locator("[data-answer-retrieved-block]")).to_be_hidden()
     assert page.locator(f"{SOURCES} .source-title").all_inner_texts() == [retrieved[2], retrieved[0]]
     assert page.locator(SOURCES).evaluate_all("items => items.map(li => li.id)") == ["source-1", "source-2"]
+    assert page.locator(SOURCES).evaluate_all("items => items.map(li => li.dataset.number)") == ["1", "2"]
     text = page.locator(TEXT).inner_text()
-    assert text == "Zebras live in grassland [1]" + " and more" * 12 + " and savanna [2]."
+    assert text == "Zebras live in grassland" + " and more" * 12 + " and savanna [1] [2]."
     citations = page.locator(f"{TEXT} a.cite")
     expect(citations).to_have_count(2)
     assert citations.evaluate_all("links => links.map(a => [a.textContent, a.getAttribute('href')])") == [
@@ -104,7 +115,9 @@ def test_provider_error_is_shown_to_the_user(page: Page, browser_stub: StubOpenA
     error = page.locator("[data-answer-error]")
     expect(error).to_be_visible()
     expect(error).to_contain_text("rejected the request")
-    expect(page.locator(SOURCES)).to_have_count(4)
+    # Nothing was cited: the retrieved sources stay listed, unnumbered.
+    expect(page.locator(RETRIEVED)).to_have_count(4)
+    expect(page.locator(SOURCES)).to_have_count(0)
 
 
 def test_blank_question_is_refused_in_the_page(page: Page) -> None:
@@ -156,7 +169,8 @@ def test_a_shared_link_opened_mid_stream_joins_the_stream(page: Page, browser_st
     pieces = ["Zebras [2]"] + [" graze"] * 15 + [" in grassland [1]."]
     browser_stub.enqueue(Reply(pieces=pieces, delay_s=0.12))
     ask(page, ZEBRA_QUESTION)
-    expect(page.locator(TEXT)).to_contain_text("Zebras [2]")
+    # The model's [2] is the first source cited: it shows as [1] from the start.
+    expect(page.locator(TEXT)).to_contain_text("Zebras [1]")
     permalink = page.locator("[data-answer-permalink]").get_attribute("href") or ""
 
     shared = page.context.new_page()
@@ -164,6 +178,7 @@ def test_a_shared_link_opened_mid_stream_joins_the_stream(page: Page, browser_st
     expect(shared.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
     assert shared.locator(TEXT).inner_text() == "Zebras [1]" + " graze" * 15 + " in grassland [2]."
     expect(shared.locator(SOURCES)).to_have_count(2)
+    assert shared.locator(SOURCES).evaluate_all("items => items.map(li => li.dataset.number)") == ["1", "2"]
 
 
 def test_without_javascript_the_form_lands_on_the_permalink(

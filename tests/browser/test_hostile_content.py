@@ -23,6 +23,7 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 ANSWER = "[data-answer]"
 TEXT = "[data-answer-text]"
 SOURCES = "[data-answer-sources] > li"
+RETRIEVED = "[data-answer-retrieved] > li"
 QUESTION = "Where do wombats dig their burrows?"
 
 PWN = "window.__pwned = 1"
@@ -70,6 +71,17 @@ document.addEventListener("securitypolicyviolation", (e) => {
   window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI || "inline"}`);
 });
 """
+
+# The page while streaming, once the first source is cited: its text and every source title shown
+# (cited so far, or apart), read at one moment.
+STREAMING_STATE = """() => {
+  const answer = document.querySelector("[data-answer]");
+  const text = answer.querySelector("[data-answer-text]").textContent;
+  const titles = [...answer.querySelectorAll(
+    "[data-answer-sources] > li .source-title, [data-answer-retrieved] > li .source-title")];
+  return answer.dataset.answerStatus === "streaming" && text.includes("[1]") && titles.length === 3
+    && {text: text, titles: titles.map(title => title.textContent)};
+}"""
 
 _ROWS = r"""
 import json, os
@@ -129,13 +141,12 @@ def test_hostile_documents_and_answer_never_run_and_the_trail_keeps_them_verbati
     page.fill("textarea[name=question]", QUESTION)
     page.click("button[type=submit]")
 
-    # While streaming: the raw text, shown as text.
-    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "streaming")
-    expect(page.locator(SOURCES)).to_have_count(3)
-    expect(page.locator(TEXT)).to_contain_text("Wombats dig burrows [3]. <img src=x")
+    # While streaming: the display (final numbers), shown as text; the sources cited so far and the
+    # others, apart.
+    streaming = page.wait_for_function(STREAMING_STATE).json_value()
+    assert streaming["text"].startswith("Wombats dig burrows [1]. <img src=x")
+    assert sorted(streaming["titles"]) == sorted(d.title for d in DOCUMENTS), "titles shown as written"
     assert_answer_is_inert(page)
-    retrieved = page.locator(f"{SOURCES} .source-title").all_inner_texts()
-    assert sorted(retrieved) == sorted(d.title for d in DOCUMENTS), "titles shown as written"
 
     # After the swap: the final text as text, markers linked to sources and nothing else.
     expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
@@ -146,7 +157,16 @@ def test_hostile_documents_and_answer_never_run_and_the_trail_keeps_them_verbati
     )
     assert links == [["[1]", "#source-1"], ["[2]", "#source-2"]]
     titles = page.locator(f"{SOURCES} .source-title").all_inner_texts()
+    permalink = page.locator("[data-answer-permalink]").get_attribute("href") or ""
+    answer_id = permalink.strip("/").split("/")[-1]
+    trail = httpx.get(
+        f"{browser_server.url}/api/answers/{answer_id}/trail/",
+        headers=browser_server.auth("staff"),
+        timeout=10,
+    ).json()
+    retrieved = [s["title"] for s in sorted(trail["sources"], key=lambda s: s["original_number"])]
     assert titles == [retrieved[2], retrieved[0]]
+    expect(page.locator(RETRIEVED)).to_have_count(0)
     cited = [next(d for d in DOCUMENTS if d.title == title) for title in titles]
     assert any("javascript" in d.url.lower() for d in cited), "a hostile source is on show"
     # Only an https source is a link; a javascript: one is its title as text.
@@ -157,20 +177,13 @@ def test_hostile_documents_and_answer_never_run_and_the_trail_keeps_them_verbati
     assert_nothing_ran(page)
 
     # The permalink, rendered by the server: the same, just as inert.
-    permalink = page.locator("[data-answer-permalink]").get_attribute("href") or ""
     page.goto(permalink)
     expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
     assert page.locator(TEXT).inner_text() == FINAL
     assert page.locator(f"{SOURCES} .source-title").all_inner_texts() == titles
     assert_answer_is_inert(page)
-    answer_id = permalink.strip("/").split("/")[-1]
 
     # The trail, in the API: every byte as the model and the documents wrote it.
-    trail = httpx.get(
-        f"{browser_server.url}/api/answers/{answer_id}/trail/",
-        headers=browser_server.auth("staff"),
-        timeout=10,
-    ).json()
     assert trail["raw_text"] == RAW
     assert trail["text"] == FINAL
     assert trail["stripped"] == [99]

@@ -12,6 +12,7 @@ import pytest
 
 from answers.models import Answer
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask as ask_streaming
@@ -116,6 +117,9 @@ async def test_sse_a_reply_in_a_dialect_finalizes_like_the_same_reply_in_bracket
             stream = await read_stream(client, accepted["events_url"])
         assert stream.types[-1] == "done"
         assert "".join(e.data["text"] for e in stream.events if e.type == "delta") == text  # raw deltas
+        # The display shows the dialect already normalized and renumbered: it is the final text.
+        assert stream.display_text == stream.events[-1].data["text"]
+        assert_live_events(events_of(stream))
         done[text] = stream.events[-1].data
     canonical, dialected = done.values()
     assert (dialected["text"], dialected["references"], dialected["fallback"]) == (

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import pytest
 from django.db import connection
 
+from answers.citations.trail import compute_trail
+from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.sse.channels import channel_for
@@ -143,8 +145,12 @@ async def test_a_fault_on_the_sse_path_publishes_error_after_the_deltas_that_arr
     types = [kind for kind, _ in events]
     assert types[0] == "references"
     assert types[-1] == "error"
-    assert set(types[1:-1]) <= {"delta"}
+    assert set(types[1:-1]) <= {"delta", "cite"}
     assert "done" not in types
     assert events[-1][1] == {"detail": answer.error_message}
-    # What a client saw streaming adds up to exactly what is stored.
+    # What a client saw streaming adds up to exactly what is stored, and its display to that text
+    # as it reads once finalized: nothing stays held back.
     assert "".join(data["text"] for kind, data in events if kind == "delta") == answer.raw_text
+    count = len(events[0][1]["references"])
+    final = compute_trail(answer.raw_text, count, dialects=conf.MARKER_DIALECTS).final_text
+    assert "".join(data["display"] for kind, data in events if kind == "delta") == final

@@ -150,7 +150,8 @@ def test_form_without_javascript_answers_and_redirects_to_the_permalink(
         'page 1 says <a class="cite" href="#source-2">[2]</a>.' in html
     )
     sources = re.findall(
-        r'<li id="source-(\d+)" value="\d+">\s*<span class="source-number">\[\d+\]</span>\s*'
+        r'<li id="source-(\d+)" value="\d+" data-number="\d+">\s*'
+        r'<span class="source-number">\[\d+\]</span>\s*'
         r'<a class="source-title" href="([^"]+)">([^<]+)</a>',
         html,
     )

@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer, corpus, daphne, free_port, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.pushpin import Pushpin, running_pushpin
@@ -154,8 +155,11 @@ async def test_events_arrive_live_and_in_order_through_pushpin(
     assert held_by_pushpin == [True], "daphne was still serving the stream itself"
     assert stream.types[0] == "references"
     assert stream.types[-1] == "done"
-    assert set(stream.types[1:-1]) == {"delta"}
+    assert set(stream.types[1:-1]) == {"delta", "cite"}
     assert stream.delta_text == "".join(pieces)
+    # `cite` and `display` come through Pushpin as stored: final numbers from the first marker.
+    assert [(e.data["number"], e.data["original"]) for e in stream.of("cite")] == [(1, 1), (2, 2)]
+    assert_live_events(events_of(stream))
     deltas = stream.of("delta")
     assert len(deltas) >= 3, "the text arrives piece by piece, not in one replay at the end"
     assert stream.of("done")[0].received_at - deltas[0].received_at >= 0.6, "deltas arrived live"
@@ -189,6 +193,8 @@ async def test_a_late_subscriber_through_pushpin_replays_everything(
     assert first.types[-1] == "done"
     assert [(e.type, e.id, e.data) for e in late.events] == [(e.type, e.id, e.data) for e in first.events]
     assert late.delta_text == "".join(pieces)
+    assert late.display_text == "Zebras [1] live in grassland [2]."
+    assert_live_events(events_of(late))
     # A browser's EventSource reconnecting with Last-Event-ID resumes right after it.
     assert [e.id for e in resumed.events] == [e.id for e in first.events[1:]]
 
@@ -269,6 +275,7 @@ async def test_events_published_by_another_process_reach_streams_held_by_pushpin
     assert stream.types[-1] == "done"
     assert stream.delta_text == "".join(pieces)
     assert len(stream.of("delta")) >= 2, "delivered live, not only replayed"
+    assert_live_events(events_of(stream))
     done = stream.of("done")[0].data
     assert {k: done[k] for k in ("text", "references", "fallback")} == {
         k: fetched[k] for k in ("text", "references", "fallback")

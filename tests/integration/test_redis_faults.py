@@ -187,13 +187,15 @@ class SSEReader:
         return found[0]
 
     def assert_complete_once_in_order(self, pieces: list[str] | None = None) -> None:
-        """references, deltas, done; `id:`s 1, 2, 3, ... with no gap and no repeat."""
+        """references, deltas and cites, done; `id:`s 1, 2, 3, ... with no gap and no repeat."""
         assert [e.id for e in self.events] == list(range(1, len(self.events) + 1)), self.events
         assert self.types[0] == "references"
         assert self.types[-1] == "done"
-        assert set(self.types[1:-1]) == {"delta"}
+        assert set(self.types[1:-1]) <= {"delta", "cite"}
+        assert "delta" in self.types
         if pieces is not None:
             assert "".join(e.data["text"] for e in self.of("delta")) == "".join(pieces)
+            assert "".join(e.data["display"] for e in self.of("delta")) == self.of("done")[0].data["text"]
 
 
 def pieces_of(tag: str, count: int) -> list[str]:
@@ -233,8 +235,10 @@ async def test_with_redis_down_an_answer_completes_is_stored_and_streams_live_on
         assert fetched["status"] == "done", fetched
 
         same_process.assert_complete_once_in_order(pieces)
-        deltas = same_process.of("delta")
-        assert len(deltas) == len(pieces)
+        # Several deltas as the pieces came (on a loaded machine the coalescing may join two
+        # pieces that arrived within one window, so not necessarily one per piece).
+        deltas = [d for d in same_process.of("delta") if d.data["text"]]
+        assert len(deltas) >= 2
         # Delivered as generated (pieces 0.3 s apart), not replayed at the end in one go.
         spread = same_process.of("done")[0].at - deltas[0].at
         assert spread >= 0.8, f"deltas and done came within {spread:.2f}s: not live"

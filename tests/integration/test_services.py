@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -101,15 +102,38 @@ def test_the_ask_command_prints_the_answer_sources_and_dropped_ones(capsys, stub
     assert str(answer.id) in out
 
 
+class _Writes(io.StringIO):
+    """A stdout that remembers each write, to see the text arrive in pieces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
 @pytest.mark.django_db
-def test_the_ask_command_streams_pieces_with_stream(capsys, stub_openai):
-    stub_openai.enqueue(Reply(pieces=["Raw [2]", " [9] text."]))
+def test_the_ask_command_streams_the_display_text_with_stream(stub_openai):
+    stub_openai.enqueue(Reply(pieces=["Raw [2", "] and", " [9] text", " [3][2]."]))
+    out = _Writes()
 
-    call_command("ask", QUESTION, "--stream")
+    call_command("ask", QUESTION, "--stream", stdout=out)
 
-    out = capsys.readouterr().out
-    assert out.startswith("Raw [2] [9] text.")
-    assert "Raw [1] text." in out
+    answer = Answer.objects.get()
+    assert answer.final_text == "Raw [1] and text [2][1]."
+    printed = out.getvalue()
+    # The text as it will read, final numbers from the first marker: the raw text never shows.
+    assert printed.startswith("Raw [1] and text [2][1].\n")
+    assert printed.count("Raw [1] and text [2][1].") == 1
+    assert "[9]" not in printed
+    assert "[3]" not in printed.split("Sources:")[0]
+    streamed = out.writes[: out.writes.index(next(w for w in out.writes if w.startswith("\n"))) + 1]
+    assert len([w for w in streamed if w.strip()]) >= 3, ("printed as it is written", out.writes)
+    by_number = {s.original_number: s for s in answer.sources.all()}
+    assert f"[1] {by_number[2].title}" in printed
+    assert f"[2] {by_number[3].title}" in printed
 
 
 @pytest.mark.django_db

@@ -129,6 +129,10 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
         assert answer["kind"] == "shutdown"
         assert answer["raw"] == "Zebras [1] "
     events = left["sse"]["events"]
-    assert [kind for kind, _ in events] == ["references", "delta", "error"]
-    assert events[1][1] == {"text": "Zebras [1] "}
+    # The marker waits for what follows its blank; at the shutdown it is released, with its cite,
+    # before `error`.
+    assert [kind for kind, _ in events] == ["references", "delta", "cite", "delta", "error"]
+    assert events[1][1] == {"text": "Zebras [1] ", "display": "Zebras"}
+    assert (events[2][1]["number"], events[2][1]["original"]) == (1, 1)
+    assert events[3][1] == {"text": "", "display": " [1] "}
     assert "stopped" in events[-1][1]["detail"]

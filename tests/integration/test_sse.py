@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream, wait_until_finished
@@ -60,7 +61,7 @@ async def test_events_come_in_order_references_deltas_done_with_their_payloads(
     types = stream.types
     assert types[0] == "references"
     assert types[-1] == "done"
-    assert set(types[1:-1]) == {"delta"}
+    assert set(types[1:-1]) == {"delta", "cite"}
     assert types.count("references") == 1
     assert types.count("done") == 1
 
@@ -85,6 +86,13 @@ async def test_events_come_in_order_references_deltas_done_with_their_payloads(
         '<p>Zebras live in grassland <a class="cite" href="#source-1">[1]</a>'
         ' and savanna <a class="cite" href="#source-2">[2]</a>.</p>'
     )
+    # While streaming, the display already showed the final numbers, each announced by a `cite`
+    # before it appeared.
+    assert stream.display_text == done["text"]
+    cites = [e.data for e in stream.of("cite")]
+    assert [(c["number"], c["original"]) for c in cites] == [(1, 3), (2, 1)]
+    assert [c["reference"] for c in cites] == done["references"]
+    assert_live_events(events_of(stream))
 
 
 async def test_deltas_add_up_to_exactly_the_raw_text(live: LiveServer, stub: StubOpenAIServer) -> None:
@@ -110,7 +118,10 @@ async def test_deltas_add_up_to_exactly_the_raw_text(live: LiveServer, stub: Stu
     assert stream.types[-1] == "done"
     assert stream.delta_text == "".join(pieces)
     assert trail["raw_text"] == "".join(pieces)
-    assert all(e.data["text"] for e in stream.of("delta")), "no empty delta is published"
+    assert all(e.data["text"] or e.data["display"] for e in stream.of("delta")), "no empty delta is published"
+    # Out-of-range 9 stripped, the range rendered final, the code span left alone, from the first display.
+    assert stream.display_text == "Zébras — live\n\nin [1] grass [2, 3] \u2028 `[4]` 🦓."
+    assert_live_events(events_of(stream))
 
 
 async def test_done_equals_what_a_later_get_returns(live: LiveServer, stub: StubOpenAIServer) -> None:
@@ -126,6 +137,8 @@ async def test_done_equals_what_a_later_get_returns(live: LiveServer, stub: Stub
         k: answer[k] for k in ("text", "references", "fallback")
     }
     assert answer["text"] == "Savanna [1], then grassland [2][1]."
+    assert stream.display_text == answer["text"]
+    assert_live_events(events_of(stream))
 
 
 async def test_fallback_answer_keeps_every_retrieved_source(live: LiveServer, stub: StubOpenAIServer) -> None:
@@ -139,6 +152,8 @@ async def test_fallback_answer_keeps_every_retrieved_source(live: LiveServer, st
     assert done["fallback"] is True
     assert done["text"] == "Zebras live in grassland. No numbers here."
     assert done["references"] == references
+    assert stream.display_text == done["text"]
+    assert not stream.of("cite")
 
 
 async def test_provider_failure_publishes_error_instead_of_done(
@@ -172,6 +187,7 @@ async def test_stream_cut_midway_sends_the_partial_deltas_then_error(
     assert stream.types[-1] == "error"
     assert "done" not in stream.types
     assert stream.delta_text == "Zebras live [1]"
+    assert stream.display_text == "Zebras live [1]", "what was held back is released before `error`"
     assert trail["raw_text"] == "Zebras live [1]"
     assert trail["status"] == "failed"
 
@@ -191,6 +207,9 @@ async def test_late_subscriber_after_done_replays_every_event(
     assert first.types[-1] == "done"
     assert [(e.type, e.id, e.data) for e in late.events] == [(e.type, e.id, e.data) for e in first.events]
     assert late.delta_text == "Zebras [2] live in grassland [1]."
+    assert late.display_text == "Zebras [1] live in grassland [2]."
+    assert [(e.data["number"], e.data["original"]) for e in late.of("cite")] == [(1, 2), (2, 1)]
+    assert_live_events(events_of(late))
 
 
 async def test_nobody_listening_still_finishes_and_a_later_subscriber_gets_it_all(
@@ -249,6 +268,9 @@ async def test_mid_stream_subscriber_gets_everything_from_the_start(
     assert late.types[-1] == "done"
     assert late.delta_text == "".join(pieces)
     assert [(e.type, e.id, e.data) for e in late.events] == [(e.type, e.id, e.data) for e in early.events]
+    # The client that joined mid-answer got the same `cite`/`display` sequence.
+    assert late.of("cite"), "the answer cites a source"
+    assert_live_events(events_of(late))
 
 
 async def test_reconnecting_with_last_event_id_resumes_after_it(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer
 from tests.fixtures.live_server import two_processes as both_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
@@ -41,6 +42,9 @@ async def test_events_published_by_one_process_reach_a_stream_on_another(
     assert stream.types[-1] == "done"
     assert stream.delta_text == "".join(pieces)
     assert len(stream.of("delta")) >= 2  # delivered live, piece by piece, not one replay at the end
+    # `cite` and `display` cross processes too: final numbers from the first marker.
+    assert [(e.data["number"], e.data["original"]) for e in stream.of("cite")] == [(1, 1), (2, 2)]
+    assert_live_events(events_of(stream))
     done = stream.of("done")[0].data
     assert {k: done[k] for k in ("text", "references", "fallback")} == {
         k: fetched[k] for k in ("text", "references", "fallback")
@@ -67,3 +71,5 @@ async def test_a_late_subscriber_on_either_process_replays_every_event_from_the_
         assert replay.types == live.types
         assert [event.data for event in replay.events] == [event.data for event in live.events]
         assert replay.delta_text == "".join(pieces)
+        assert replay.display_text == "Zebras [1] graze on grass [2]."
+        assert_live_events(events_of(replay))

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 from answers.citations import (
-    MarkerStream,
     finalize_citations,
     render_marker,
     scan_markers,
@@ -147,12 +145,6 @@ def _outside_markers(text: str) -> list[str]:
     return [*pieces, text[cursor:]]
 
 
-def _stream(pieces: list[str]) -> list[tuple[int, int, tuple[int, ...]]]:
-    stream = MarkerStream()
-    found = [m for piece in pieces for m in stream.feed(piece)] + stream.close()
-    return [(m.start, m.end, m.members) for m in found]
-
-
 # --- The scanner --------------------------------------------------------------
 
 
@@ -162,39 +154,8 @@ def test_scanner_agrees_with_the_literal_reading(text: str) -> None:
     assert _as_tuples(text) == literal_scan(text)
 
 
-@PROPERTY
-@given(texts)
-def test_stream_agrees_with_the_scanner_for_every_split_in_two(text: str) -> None:
-    whole = _as_tuples(text)
-    for cut in range(len(text) + 1):
-        assert _stream([text[:cut], text[cut:]]) == whole, cut
-
-
-@PROPERTY
-@given(texts, st.lists(st.integers(min_value=0, max_value=400), max_size=12))
-def test_stream_agrees_with_the_scanner_for_any_splits(text: str, cuts: list[int]) -> None:
-    bounds = sorted({min(c, len(text)) for c in cuts})
-    pieces = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
-    assert _stream(pieces) == _as_tuples(text)
-
-
-@PROPERTY
-@given(texts)
-def test_stream_agrees_with_the_scanner_one_character_at_a_time(text: str) -> None:
-    assert _stream(list(text)) == _as_tuples(text)
-
-
-@PROPERTY
-@given(texts.map(lambda text: text.replace("`", "")))
-def test_stream_emits_each_marker_once_the_character_after_it_arrives(text: str) -> None:
-    # Without backticks nothing can hold a marker back for longer.
-    whole = scan_markers(text)
-    stream = MarkerStream()
-    emitted = []
-    for end in range(1, len(text) + 1):
-        emitted += stream.feed(text[end - 1])
-        assert emitted == [m for m in whole if m.end < end]
-    assert emitted + stream.close() == whole
+# The streaming engine (answers.citations.LiveDisplay) is held to the whole-text functions, the
+# scanner included, on every split: tests/unit/test_live_display.py.
 
 
 # --- strip ----------------------------------------------------------------------

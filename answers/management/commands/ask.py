@@ -2,35 +2,66 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answers import selectors
+from answers.citations import LiveDisplay
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.pipeline import flow, lifecycle
-from answers.pipeline.publisher import JSON
-from answers.providers.base import Generation, Provider
-from answers.providers.prompt import Prompt
-from answers.providers.registry import get_provider
+from answers.pipeline.publisher import JSON, Publisher
+from answers.retrieval.types import RetrievedSource
 
 
-class _Echo:
-    """Wraps a provider to print each piece as it arrives (the --stream view)."""
+class _PrintedDisplay:
+    """One answer's deltas, printed as their display: the text as it will read once finalized
+    (CITATIONS.md, "The live display"), final numbers from the first marker."""
 
-    def __init__(self, provider: Provider, write: Any) -> None:
-        self.name = provider.name
-        self.model = provider.model
-        self.native_citations = provider.native_citations
-        self._provider = provider
+    def __init__(self, source_count: int, write: Callable[[str], None]) -> None:
+        self._live = LiveDisplay(source_count, conf.MARKER_DIALECTS)
+        self._write = write
+        self._fed = 0
+        self._closed = False
+
+    async def add(self, piece: str) -> None:
+        self._fed += len(piece)
+        self._write(self._live.feed(piece).display)
+
+    async def close(self, final_text: str | None = None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if final_text is not None and len(final_text) > self._fed:
+            self._write(self._live.feed(final_text[self._fed :]).display)
+        self._write(self._live.close().display)
+
+
+class _Printing:
+    """The JSON path (generation within the command, no events), printing the display as it
+    settles (--stream)."""
+
+    delivery: str = JSON.delivery
+    background: bool = False
+
+    def __init__(self, write: Callable[[str], None]) -> None:
         self._write = write
 
-    async def stream(self, prompt: Prompt, generation: Generation | None = None) -> Any:
-        async for piece in self._provider.stream(prompt, generation):
-            self._write(piece)
-            yield piece
+    def references(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
+        pass
+
+    def deltas(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> _PrintedDisplay:
+        return _PrintedDisplay(len(sources), self._write)
+
+    async def done(self, answer: Answer) -> None:
+        pass
+
+    async def error(self, answer_id: uuid.UUID, message: str) -> None:
+        pass
 
 
 class Command(BaseCommand):
@@ -38,7 +69,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("question")
-        parser.add_argument("--stream", action="store_true", help="Print the raw text as it is written.")
+        parser.add_argument(
+            "--stream",
+            action="store_true",
+            help="Print the text as it is written, as it will read once finalized (final numbers).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         question = options["question"].strip()
@@ -46,23 +81,24 @@ class Command(BaseCommand):
             raise CommandError("The question is empty.")
         if len(question) > conf.MAX_QUESTION_LENGTH:
             raise CommandError(f"The question is longer than {conf.MAX_QUESTION_LENGTH} characters.")
-        provider: Provider = get_provider()
+        publisher: Publisher = JSON
         if options["stream"]:
 
             def write(piece: str) -> None:
-                self.stdout.write(piece, ending="")
-                self.stdout.flush()
+                if piece:
+                    self.stdout.write(piece, ending="")
+                    self.stdout.flush()
 
-            provider = _Echo(provider, write)
-        answer = async_to_sync(self._ask)(question, provider)
+            publisher = _Printing(write)
+        answer = async_to_sync(self._ask)(question, publisher)
         if options["stream"]:
-            self.stdout.write("\n\n--- corrected text ---")
-        self._print(answer)
+            self.stdout.write("")  # the streamed text is the final text: end its line
+        self._print(answer, text=not options["stream"])
         if answer.status == Answer.Status.FAILED:
             raise CommandError(f"The answer failed ({answer.error_kind}): {answer.error_message}")
 
-    async def _ask(self, question: str, provider: Provider) -> Answer:
-        answer = await flow.ask(question=question, asker_id=None, publisher=JSON, provider=provider)
+    async def _ask(self, question: str, publisher: Publisher) -> Answer:
+        answer = await flow.ask(question=question, asker_id=None, publisher=publisher)
         support = lifecycle.after_done(answer.id)
         if support is not None:
             await support  # its support record, before this loop (and the command) ends
@@ -70,8 +106,8 @@ class Command(BaseCommand):
         assert trail is not None
         return trail
 
-    def _print(self, answer: Answer) -> None:
-        if answer.status == Answer.Status.DONE:
+    def _print(self, answer: Answer, *, text: bool) -> None:
+        if text and answer.status == Answer.Status.DONE:
             self.stdout.write(answer.final_text)
         self.stdout.write("\nSources:")
         for reference in selectors.answer_references(answer):

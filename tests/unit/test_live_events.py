@@ -1,0 +1,110 @@
+"""The SSE publisher's events satisfy the live display's invariants, on every text of the citation table
+and every reply the SSE tests script, whatever the pieces and however they are coalesced.
+
+The publisher (answers.sse.publish.DeltaCoalescer) runs as in production, with
+its `send` collecting each coalesced stretch's events (delta_events, what
+publish_delta stores and publishes) instead of storing them; `done` is built
+from compute_trail, the function answer_complete stores the finalized pair with.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Collection
+from typing import Any
+
+import pytest
+
+from answers.citations.trail import compute_trail
+from answers.retrieval.types import RetrievedSource
+from answers.selectors import reference_payload
+from answers.sse.publish import Delta, DeltaCoalescer, delta_events
+from tests.fixtures.citation_texts import table_texts
+from tests.fixtures.live_events import assert_live_events, scripted_replies
+
+DIALECTS: tuple[Collection[str] | None, ...] = (None, ())  # all dialects (the default), none
+
+
+def _sources(count: int) -> list[RetrievedSource]:
+    return [
+        RetrievedSource(n, 100 + n, f"Source {n}", f"/docs/{n}/", f"Excerpt {n}.", 0.5, 0.5)
+        for n in range(1, count + 1)
+    ]
+
+
+async def _events(
+    pieces: list[str], count: int, *, interval: float, dialects: Collection[str] | None
+) -> list[tuple[str, Any]]:
+    sources = _sources(count)
+    retrieved = [reference_payload(s, s.number) for s in sources]
+    events: list[tuple[str, Any]] = [("references", {"references": retrieved})]
+
+    async def collect(answer_id: uuid.UUID, delta: Delta) -> None:
+        events.extend(delta_events(delta))
+
+    coalescer = DeltaCoalescer(uuid.uuid4(), sources, dialects=dialects, interval=interval, send=collect)
+    for piece in pieces:
+        await coalescer.add(piece)
+    await coalescer.close()
+
+    raw = "".join(pieces)
+    assert "".join(data["text"] for kind, data in events if kind == "delta") == raw
+    trail = compute_trail(raw, count, dialects=dialects)
+    cited = [s for s in trail.sources if s.final_number is not None]
+    final = sorted(cited, key=lambda s: s.final_number or 0)
+    references = [reference_payload(sources[s.original_number - 1], s.final_number or 0) for s in final]
+    events.append(("done", {"text": trail.final_text, "references": references, "fallback": trail.fallback}))
+    return events
+
+
+def _split(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+@pytest.mark.parametrize("dialects", DIALECTS, ids=["all-dialects", "no-dialects"])
+@pytest.mark.parametrize("size", [1, 3, 7, 1000])
+async def test_every_table_text_in_pieces_published_one_delta_per_piece(
+    size: int, dialects: Collection[str] | None
+) -> None:
+    for text in table_texts():
+        for count in (2, 5):
+            assert_live_events(await _events(_split(text, size), count, interval=0, dialects=dialects))
+
+
+@pytest.mark.parametrize("size", [1, 4])
+async def test_every_table_text_coalesced_into_one_delta_at_close(size: int) -> None:
+    for text in table_texts():
+        events = await _events(_split(text, size), 5, interval=math.inf, dialects=None)
+        assert_live_events(events)
+        assert [kind for kind, _ in events].count("delta") <= 1
+
+
+@pytest.mark.parametrize("pieces", scripted_replies(), ids=lambda pieces: repr("".join(pieces))[:40])
+@pytest.mark.parametrize("interval", [0, math.inf])
+async def test_every_scripted_sse_reply(pieces: list[str], interval: float) -> None:
+    # The SSE tests' demo corpus retrieves four sources; fewer strips some markers.
+    for count in (1, 4):
+        assert_live_events(await _events(pieces, count, interval=interval, dialects=None))
+
+
+async def test_the_raw_numbers_never_show_and_cites_come_first() -> None:
+    """A reply citing [3] and [5] of five sources displays [1] and [2] from the start."""
+    events = await _events(["Zebras graze [3", "] on grass", " [5][3]."], 5, interval=0, dialects=None)
+    assert events[1:] == [
+        ("delta", {"text": "Zebras graze [3", "display": "Zebras graze"}),
+        ("cite", {"number": 1, "original": 3, "reference": reference_payload(_sources(5)[2], 1)}),
+        ("delta", {"text": "] on grass", "display": " [1] on grass"}),
+        ("cite", {"number": 2, "original": 5, "reference": reference_payload(_sources(5)[4], 2)}),
+        ("delta", {"text": " [5][3].", "display": " [2][1]."}),
+        ("done", events[-1][1]),
+    ]
+    assert events[-1][1]["text"] == "Zebras graze [1] on grass [2][1]."
+
+
+async def test_a_fallback_answer_displays_its_text_and_cites_nothing() -> None:
+    events = await _events(["No markers ", "[9] here", "."], 3, interval=0, dialects=None)
+    assert_live_events(events)
+    assert "cite" not in [kind for kind, _ in events]
+    assert events[-1][1]["fallback"] is True
+    assert events[-1][1]["text"] == "No markers here."
