@@ -49,18 +49,21 @@ RECORDER = """
     const answer = document.querySelector("[data-answer]");
     if (!answer) { return; }
     const text = answer.querySelector("[data-answer-text]");
+    // While the parser is still inserting the page (a slow server may send it in chunks),
+    // the answer block can be there without its parts: nothing to record yet.
+    if (!text || !answer.querySelector("[data-answer-sources]")) { return; }
     window.__snapshots.push({
       status: answer.dataset.answerStatus,
       text: text.textContent,
       links: [...text.querySelectorAll("a.cite")].map(a => [a.textContent, a.getAttribute("href")]),
       sources: [...answer.querySelectorAll("[data-answer-sources] > li")].map(li => ({
-        title: li.querySelector(".source-title").textContent,
+        title: li.querySelector(".source-title")?.textContent ?? null,
         number: li.dataset.number,
         label: li.querySelector(".source-number") ? li.querySelector(".source-number").textContent : null,
         id: li.id,
       })),
       retrieved: [...answer.querySelectorAll("[data-answer-retrieved] > li")].map(li => ({
-        title: li.querySelector(".source-title").textContent,
+        title: li.querySelector(".source-title")?.textContent ?? null,
         numbered: li.hasAttribute("data-number") || li.querySelector(".source-number") !== null,
       })),
     });
