@@ -21,11 +21,17 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-ORDER = ["citations", "retrieval", "pipeline", "latency", "events", "streams", "concurrency"]
+ORDER = [
+    "citations", "retrieval", "pipeline", "latency", "events", "streams", "concurrency",
+    "live", "support", "dense",
+]  # fmt: skip
+# Kept by hand (runs that are not scripted, and their history): appended after the sections.
+BY_HAND = BENCH / "NOTES_by_hand.md"
 # Extra arguments of the quick set and of the full set.
 QUICK: dict[str, list[str]] = {"streams": ["--streams", "300", "--variants", "project,stock"]}
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],
+    "dense": ["--full"],
     "streams": ["--streams", "300,2000", "--variants", "project,project+redis,stock"],
 }
 HEADER = """# Benchmarks
@@ -59,6 +65,8 @@ def main() -> None:
 
     sections = [markdown().strip()]
     sections += [(BENCH / f"RESULTS_{name}.md").read_text().strip() for name in ORDER]
+    if BY_HAND.exists():
+        sections.append(BY_HAND.read_text().strip())
     (ROOT / "BENCHMARKS.md").write_text(HEADER + "\n" + "\n\n".join(sections) + "\n")
 
 
