@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
 from tests.fixtures.live_server import LiveServer, required, served
 from tests.fixtures.providers import StubOpenAIServer
 
@@ -72,9 +73,6 @@ def browser(chromium_path: Path) -> Iterator[object]:
             chromium.close()
 
 
-# Assertions wait for the page to show what the test expects; on a loaded machine the first events
-# of a fresh server can take longer than Playwright's default 5 s. A passing test waits no longer.
-EXPECT_TIMEOUT_MS = 30_000
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
@@ -83,13 +81,5 @@ def page(browser: object, browser_server: LiveServer, browser_stub: StubOpenAISe
     """A fresh phone-sized page on the live server (the stub reset); console errors fail the test."""
     assert isinstance(browser, Browser)
     browser_stub.reset()
-    context = browser.new_context(base_url=browser_server.url, viewport={"width": 390, "height": 844})
-    context.set_default_timeout(EXPECT_TIMEOUT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with fresh_page(browser, browser_server.url) as page:
         yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"

@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, anthropic_env
+from tests.fixtures.browser_pages import fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SeedDocument, corpus, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -143,16 +144,8 @@ def scripted(request: pytest.FixtureRequest, chromium_path: Any) -> Iterator[Scr
 def watched(browser: Browser, scripted: Scripted) -> Iterator[Page]:
     """A fresh page on the provider's server with the recorder installed; console errors fail the test."""
     scripted.reset()
-    context = browser.new_context(base_url=scripted.server.url, viewport={"width": 390, "height": 844})
-    context.add_init_script(RECORDER)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with fresh_page(browser, scripted.server.url, init_script=RECORDER) as page:
         yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def _ask(page: Page) -> None:

@@ -11,16 +11,7 @@ from answers.conf import conf
 from answers.models import Answer, Chunk
 from answers.support.compute import acompute_support, compute_support
 from answers.support.corpus import corpus_idf
-
-TEACUPS = (
-    "Walrus teacups are carved from driftwood by coastal carpenters. "
-    "Each teacup holds exactly one hundred millilitres of kelp tea."
-)
-LIGHTHOUSE = (
-    "Fresnel lenses focus the lighthouse beam into a narrow horizontal band. "
-    "The lens rotates on a bath of mercury to reduce friction."
-)
-VOLCANO = "Volcanic soil is rich in potassium and phosphorus. Vineyards on the slopes of Etna benefit."
+from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
 
 
 @pytest.fixture

@@ -21,16 +21,8 @@ import schemathesis
 
 from tests.fixtures.live_server import LiveServer, SeedDocument, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
 
-TEACUPS = (
-    "Walrus teacups are carved from driftwood by coastal carpenters. "
-    "Each teacup holds exactly one hundred millilitres of kelp tea."
-)
-LIGHTHOUSE = (
-    "Fresnel lenses focus the lighthouse beam into a narrow horizontal band. "
-    "The lens rotates on a bath of mercury to reduce friction."
-)
-VOLCANO = "Volcanic soil is rich in potassium and phosphorus. Vineyards on the slopes of Etna benefit."
 DOCUMENTS = [
     SeedDocument(key="https://example.org/teacups", title="Walrus teacups", url="", body=TEACUPS),
     SeedDocument(key="https://example.org/lighthouse", title="Lighthouse optics", url="", body=LIGHTHOUSE),

@@ -19,18 +19,10 @@ from django.urls import reverse
 from answers.conf import conf
 from answers.models import Answer
 from tests.fixtures.providers import Reply
+from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
 
 pytestmark = pytest.mark.django_db
 
-TEACUPS = (
-    "Walrus teacups are carved from driftwood by coastal carpenters. "
-    "Each teacup holds exactly one hundred millilitres of kelp tea."
-)
-LIGHTHOUSE = (
-    "Fresnel lenses focus the lighthouse beam into a narrow horizontal band. "
-    "The lens rotates on a bath of mercury to reduce friction."
-)
-VOLCANO = "Volcanic soil is rich in potassium and phosphorus. Vineyards on the slopes of Etna benefit."
 
 # Source 1 copied, but marked [2] (the lighthouse source).
 MISCITED = (

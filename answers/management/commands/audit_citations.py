@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-from datetime import date, datetime, time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
 from answers.audit import audit_answers
-
-
-def _date(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
+from answers.management.since import add_since_argument, since_start
 
 
 class Command(BaseCommand):
@@ -26,17 +17,10 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--since", type=_date, help="Only answers created on or after this day (YYYY-MM-DD)."
-        )
+        add_since_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        since_day: date | None = options["since"]
-        since = (
-            datetime.combine(since_day, time.min, tzinfo=timezone.get_current_timezone())
-            if since_day is not None
-            else None
-        )
+        since = since_start(options)
         checked = differing = 0
         for audit in audit_answers(since=since):
             checked += 1

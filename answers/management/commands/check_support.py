@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
-from datetime import date, datetime, time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 from tqdm import tqdm
 
 from answers.conf import conf
+from answers.management.since import add_since_argument, since_start
 from answers.models import Answer
 from answers.pipeline.store import answer_support
 from answers.support.compute import compute_support, get_support_method
 
 logger = logging.getLogger(__name__)
-
-
-def _date(value: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
 class Command(BaseCommand):
@@ -33,15 +24,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--since", type=_date, help="Only answers created on or after this day (YYYY-MM-DD)."
-        )
+        add_since_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        since_day: date | None = options["since"]
+        since = since_start(options)
         answers = Answer.objects.filter(status=Answer.Status.DONE)
-        if since_day is not None:
-            since = datetime.combine(since_day, time.min, tzinfo=timezone.get_current_timezone())
+        if since is not None:
             answers = answers.filter(created_at__gte=since)
         ids = list(answers.order_by("created_at", "pk").values_list("pk", flat=True))
         method = get_support_method()
