@@ -220,11 +220,11 @@ def run_child() -> dict[str, Any]:
     django.setup()
     from django.core.management import call_command
 
-    from answers import content
+    from answers.content.demo import load_demo_corpus
     from answers.models import Chunk
 
     call_command("migrate", verbosity=0, skip_checks=True)
-    content.load_demo_corpus()
+    load_demo_corpus()
     rows = [json.loads(line) for line in LABELED.read_text().splitlines() if line.strip()]
     excerpts = _excerpts()
     quality = _quality(rows, excerpts)
