@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils.safestring import SafeString
 
+from answers.admin.reviews import answer_link
 from answers.feedback import feedback_resolve
 from answers.models import Feedback
 
@@ -95,13 +94,7 @@ class FeedbackAdmin(_FeedbackAdminBase):
 
     @admin.display(description="answer", ordering="answer__question")
     def answer_question(self, obj: Feedback) -> SafeString:
-        return render_to_string(
-            "admin/answers/review/answer_link.html",
-            {
-                "url": reverse("admin:answers_answer_change", args=[obj.answer_id]),
-                "question": obj.answer.question,
-            },
-        )
+        return answer_link(obj)
 
     @admin.display(description="flagged source")
     def flagged_source(self, obj: Feedback) -> str:

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from answers.feedback import feedback_resolve_for_review
-from answers.models import AnswerSource, Review, ReviewSourceFlag
+from answers.models import AnswerSource, Feedback, Review, ReviewSourceFlag
 
 if TYPE_CHECKING:
     # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
@@ -36,6 +36,17 @@ def _answer_id_from(request: HttpRequest) -> uuid.UUID | None:
 def _owns(request: HttpRequest, review: Review | None) -> bool:
     """Reviewers change only what they wrote; superusers anything."""
     return review is None or request.user.is_superuser or review.reviewer_id == request.user.pk
+
+
+def answer_link(obj: Review | Feedback) -> SafeString:
+    """The answer a review or a feedback is about, in a list: its question, linking to its admin page."""
+    return render_to_string(
+        "admin/answers/review/answer_link.html",
+        {
+            "url": reverse("admin:answers_answer_change", args=[obj.answer_id]),
+            "question": obj.answer.question,
+        },
+    )
 
 
 class ReviewSourceFlagInline(_FlagInlineBase):
@@ -100,10 +111,4 @@ class ReviewAdmin(_ReviewAdminBase):
 
     @admin.display(description="answer", ordering="answer__question")
     def answer_question(self, obj: Review) -> SafeString:
-        return render_to_string(
-            "admin/answers/review/answer_link.html",
-            {
-                "url": reverse("admin:answers_answer_change", args=[obj.answer_id]),
-                "question": obj.answer.question,
-            },
-        )
+        return answer_link(obj)
