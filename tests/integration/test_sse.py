@@ -336,8 +336,9 @@ async def test_signed_in_askers_stream_is_closed_to_others(live: LiveServer, stu
         await wait_until_finished(client, accepted["id"], headers=live.auth("alice"))
 
     assert other.status_code == 404
-    assert anonymous.status_code == 403
+    assert anonymous.status_code == 404
     assert bad_token.status_code == 401
+    assert bad_token.headers["www-authenticate"] == "Token"
     for response in (other, anonymous, bad_token):
         assert response.headers["content-type"] == "application/json"
         assert "Alice" not in response.text
