@@ -54,7 +54,10 @@ ANSWER_ID = OpenApiParameter(
     "answer_id",
     OpenApiTypes.UUID,
     OpenApiParameter.PATH,
-    description="The answer's id, as `POST` returned it.",
+    description=(
+        "The answer's id, as `POST` returned it (lowercase, with hyphens: any other spelling of it is "
+        "answered as an unknown id, `404`)."
+    ),
 )
 
 

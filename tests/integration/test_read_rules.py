@@ -36,26 +36,21 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 ANSWER_TEXT = "Zebras live in grassland [1]."
 TIMEOUT_S = 30
 
-# A QA reviewer (staff, in the group the migrations create) beside the live server's users, and
-# a signed-in session for each user, made the way Django's login makes them.
+# A signed-in session for each of the live server's users (alice, bob, staff without any permission,
+# reviewer in the QA reviewers group), made the way Django's login makes them.
 _SESSIONS = r"""
 import json
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-from django.contrib.auth.models import Group
 from django.contrib.sessions.backends.db import SessionStore
-from rest_framework.authtoken.models import Token
-User = get_user_model()
-reviewer = User.objects.create_user("reviewer", password="a-long-test-password-1", is_staff=True)
-reviewer.groups.add(Group.objects.get(name="QA reviewers"))
 keys = {}
-for user in User.objects.filter(username__in=["alice", "bob", "staff", "reviewer"]):
+for user in get_user_model().objects.filter(username__in=["alice", "bob", "staff", "reviewer"]):
     store = SessionStore()
     store[SESSION_KEY] = str(user.pk)
     store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
     keys[user.username] = store.session_key
-print("SESSIONS=" + json.dumps({"sessions": keys, "reviewer_token": Token.objects.create(user=reviewer).key}))
+print("SESSIONS=" + json.dumps(keys))
 """
 
 
@@ -106,8 +101,7 @@ def world(stub: StubOpenAIServer) -> Iterator[World]:
     with served(stub) as live:
         out = manage(["shell", "-c", _SESSIONS], live.env)
         line = next(ln for ln in out.splitlines() if ln.startswith("SESSIONS="))
-        made = json.loads(line.removeprefix("SESSIONS="))
-        tokens = {**live.tokens, "reviewer": made["reviewer_token"]}
+        sessions = json.loads(line.removeprefix("SESSIONS="))
         answers = {}
         with httpx.Client(base_url=live.url, timeout=TIMEOUT_S) as client:
             # On the streaming path, so each answer has events to read.
@@ -119,7 +113,7 @@ def world(stub: StubOpenAIServer) -> Iterator[World]:
                 assert response.status_code == 202, response.text
                 answers[asker] = response.json()["id"]
                 _wait_until_done(client, answers[asker], headers)
-        yield World(live=live, sessions=made["sessions"], tokens=tokens, answers=answers)
+        yield World(live=live, sessions=sessions, tokens=live.tokens, answers=answers)
 
 
 def _wait_until_done(client: httpx.Client, answer_id: str, headers: dict[str, str]) -> None:
