@@ -15,27 +15,35 @@ from answers.retrieval.types import RetrievedSource
 
 
 class Access(enum.Enum):
-    """What a user may do with an answer id: read it, sign in first, or nothing (as if missing)."""
+    """What a user may do with an answer id: read it, or nothing (as if it did not exist)."""
 
     READ = "read"
-    SIGN_IN = "sign_in"
     MISSING = "missing"
+
+
+def parse_answer_id(raw: str) -> uuid.UUID | None:
+    """The answer id in its one accepted form, or None (every surface then answers as for a missing
+    answer): the UUID as the API writes it, lowercase with hyphens (36 characters), nothing else
+    (no uppercase, no hyphenless, braced or `urn:uuid:` spelling). The pages' and streams' routes
+    take the same form (Django's `uuid` path converter)."""
+    try:
+        parsed = uuid.UUID(raw)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return parsed if str(parsed) == raw else None
 
 
 def answer_access(*, answer_id: uuid.UUID, user: Any) -> Access:
     """Signed-in askers' answers: them and staff. Anonymous answers: whoever holds the id.
 
-    Anyone else learns nothing about the answer, except an anonymous user, who is
-    asked to sign in.
+    Anyone else, signed in or not, learns nothing: the answer is as missing (a 404 everywhere).
     """
     row = Answer.objects.filter(id=answer_id).values("asker_id").first()
     return Access.MISSING if row is None else _access(asker_id=row["asker_id"], user=user)
 
 
 def _access(*, asker_id: int | None, user: Any) -> Access:
-    if _may_read(asker_id=asker_id, user=user):
-        return Access.READ
-    return Access.MISSING if user is not None and user.is_authenticated else Access.SIGN_IN
+    return Access.READ if _may_read(asker_id=asker_id, user=user) else Access.MISSING
 
 
 def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
@@ -46,6 +54,18 @@ def _may_read(*, asker_id: int | None, user: Any) -> bool:
     if asker_id is None:
         return True
     return bool(user is not None and user.is_authenticated and (user.is_staff or user.pk == asker_id))
+
+
+TRAIL_PERMISSION = "answers.view_trail"
+
+
+def may_read_trails(user: Any) -> bool:
+    """The QA reviewers' permission (superusers have it too): the trail API and the admin answer pages
+    both ask this, so a reviewer and staff without it get the same answer from both. Staff status alone
+    is not enough (it only lets one sign in to admin)."""
+    return bool(
+        user is not None and user.is_authenticated and user.is_active and user.has_perm(TRAIL_PERMISSION)
+    )
 
 
 def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer | None, Access]:

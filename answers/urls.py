@@ -12,4 +12,8 @@ urlpatterns = [
     path("ask/", views.ask_submit, name="ask"),
     path("answers/<uuid:answer_id>/", views.answer_permalink, name="permalink"),
     path("answers/<uuid:answer_id>/events/", answer_events, name="events"),
+    # An id in any other form (uppercase, no hyphens, braces...) is no answer's: the same 401/404 as
+    # an unknown id, from the same checks (selectors.parse_answer_id, docs/api.md).
+    path("answers/<str:raw_id>/", views.unknown_answer_page),
+    path("answers/<str:raw_id>/events/", views.unknown_answer_events),
 ]

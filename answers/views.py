@@ -8,19 +8,27 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.citations.trail import final_markers
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.rendering import link_url, render_answer_html, source_anchor
-from answers.sse.channels import events_url
+from answers.sse.channels import events_url, stream_refusal
 
 
 def _ping_database() -> None:
@@ -122,10 +130,42 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _unauthorized(exc: AuthenticationFailed) -> HttpResponse:
+    response = HttpResponse(f"{exc.detail}\n", status=401, content_type="text/plain; charset=utf-8")
+    response["WWW-Authenticate"] = challenge()
+    return response
+
+
 @require_GET
 def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
-    """One answer, server-rendered: the persisted final pair (or its error). Same read rules as the API."""
-    answer = selectors.answer_get(answer_id=answer_id, user=request.user)
+    """One answer, server-rendered: the persisted final pair (or its error).
+
+    The API's read rules and its way of telling who asks (answers.auth): a browser's session, or a
+    token (a bad one is a 401); anyone who may not read the answer gets the 404 of a missing one.
+    """
+    try:
+        user = request_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthorized(exc)
+    answer = selectors.answer_get(answer_id=answer_id, user=user)
     if answer is None:
         raise Http404("No answer has this id.")
     return _page(request, "answers/answer_detail.html", {"form": AskForm(), **_answer_context(answer)})
+
+
+@require_GET
+def unknown_answer_page(request: HttpRequest, raw_id: str) -> HttpResponse:
+    """`/answers/<anything but an id in its one form>/`: the permalink's refusals, in its order."""
+    try:
+        request_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthorized(exc)
+    raise Http404("No answer has this id.")
+
+
+@require_GET
+def unknown_answer_events(request: HttpRequest, raw_id: str) -> HttpResponseBase:
+    """`/answers/<anything but an id in its one form>/events/`: the stream's own JSON 401 or 404."""
+    refused = stream_refusal(request, None)
+    assert refused is not None
+    return refused

@@ -151,7 +151,7 @@ async def stream_answers(live: Any, answers: int) -> dict[str, Any]:
                 return {"error": f"POST {status}"}
             result = await read_stream(client, absolute(live.url, body["events_url"]), limit_s=120)
             async with client.get(
-                f"{live.url}/api/answers/{body['id']}/trail/", headers=live.auth("staff")
+                f"{live.url}/api/answers/{body['id']}/trail/", headers=live.auth("reviewer")
             ) as r:
                 trail = await r.json(content_type=None)
             async with client.get(f"{live.url}/api/answers/{body['id']}/") as r:

@@ -278,9 +278,12 @@ ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
 ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
 
 REST_FRAMEWORK = {
+    # The token first: when a request carries `Authorization: Token ...` it decides who asks (a bad
+    # one is a 401 with `WWW-Authenticate: Token`, whatever the session); the session otherwise.
+    # The event streams and the answer pages run the same list (answers/auth.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]

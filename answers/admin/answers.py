@@ -22,6 +22,7 @@ from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
 from answers.admin.trail import dense_panel, source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
+from answers.selectors import may_read_trails, parse_answer_id
 
 if TYPE_CHECKING:
     # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
@@ -243,8 +244,9 @@ class AnswerAdmin(_AnswerAdminBase):
         return False
 
     def has_view_permission(self, request: HttpRequest, obj: Answer | None = None) -> bool:
-        user = request.user
-        return user.is_active and user.has_perms(["answers.view_answer", "answers.view_trail"])
+        # The trail API's own rule (answers.api.permissions): a QA reviewer sees both, staff without
+        # the permission are refused by both (403).
+        return may_read_trails(request.user)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Answer]:
         return answer_list_annotate(super().get_queryset(request))
@@ -256,6 +258,8 @@ class AnswerAdmin(_AnswerAdminBase):
         field = Answer._meta.get_field(from_field) if from_field else Answer._meta.pk
         if not isinstance(field, Field):
             return None
+        if field is Answer._meta.pk and parse_answer_id(object_id) is None:
+            return None  # the id in its one form only, as everywhere (an unknown answer otherwise)
         try:
             return queryset.get(**{field.name: field.to_python(object_id)})
         except (Answer.DoesNotExist, ValidationError, ValueError):

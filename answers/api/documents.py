@@ -140,7 +140,7 @@ class DocumentUpsertView(APIView):
         responses={
             200: DocumentUpsertOutputSerializer,
             201: DocumentUpsertOutputSerializer,
-            **errors(400, 403, 415),
+            **errors(400, 401, 403, 415),
         },
     )
     def post(self, request: Request) -> Response:
@@ -180,11 +180,11 @@ class DocumentDetailView(APIView):
             raise NotFound("No document has this id.")
         return document
 
-    @extend_schema(responses={200: DocumentOutputSerializer, **errors(403, 404)})
+    @extend_schema(responses={200: DocumentOutputSerializer, **errors(401, 403, 404)})
     def get(self, request: Request, document_id: int) -> Response:
         return Response(DocumentOutputSerializer(self._get(document_id)).data)
 
-    @extend_schema(responses={204: None, **errors(403, 404)})
+    @extend_schema(responses={204: None, **errors(401, 403, 404)})
     def delete(self, request: Request, document_id: int) -> Response:
         document_delete(document=self._get(document_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -40,7 +40,11 @@ VALIDATION_ERROR: dict[str, Any] = {
 
 _MEANING = {
     400: "Invalid input: each invalid field with its messages.",
-    403: "Not signed in, a bad token, or no permission for this operation.",
+    401: (
+        "A bad or unknown token (`Authorization: Token` with no key, a key with spaces, a key nobody "
+        "holds), or no credentials where they are needed; sent with `WWW-Authenticate: Token`."
+    ),
+    403: "Signed in without the permission this operation needs, or a session request without CSRF token.",
     404: "Nothing with this id, or nothing this caller may read (the same answer for both).",
     415: "The body is not JSON.",
     429: "Too many questions in a short time; `Retry-After` says when to ask again.",
@@ -48,7 +52,7 @@ _MEANING = {
 
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """The documented error responses for `statuses` (400, 403, 404, 415, 429)."""
+    """The documented error responses for `statuses` (400, 401, 403, 404, 415, 429)."""
     return {
         status: OpenApiResponse(
             response=VALIDATION_ERROR if status == 400 else ErrorSerializer, description=_MEANING[status]

@@ -13,7 +13,7 @@ from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView as SyncAPIView
@@ -54,7 +54,10 @@ ANSWER_ID = OpenApiParameter(
     "answer_id",
     OpenApiTypes.UUID,
     OpenApiParameter.PATH,
-    description="The answer's id, as `POST` returned it.",
+    description=(
+        "The answer's id, as `POST` returned it (lowercase, with hyphens: any other spelling of it is "
+        "answered as an unknown id, `404`)."
+    ),
 )
 
 
@@ -75,10 +78,11 @@ class APIView(AsyncAPIView):  # type: ignore[misc]
 
 
 def _parse_id(raw: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(raw)
-    except ValueError:
-        raise NotFound("No answer has this id.") from None
+    """The id in its one form (selectors.parse_answer_id); any other spelling is an unknown answer."""
+    parsed = selectors.parse_answer_id(raw)
+    if parsed is None:
+        raise NotFound("No answer has this id.")
+    return parsed
 
 
 class AnswerAskView(APIView):
@@ -118,7 +122,7 @@ class AnswerAskView(APIView):
         responses={
             201: AnswerOutputSerializer,
             202: AskAcceptedSerializer,
-            **errors(400, 415, 429),
+            **errors(400, 401, 415, 429),
             409: OpenApiResponse(
                 ProviderErrorSerializer,
                 description="The first request with this Idempotency-Key is still being answered.",
@@ -228,25 +232,21 @@ def _send_new_session_cookie(request: Request, response: HttpResponseBase) -> No
 class AnswerDetailView(APIView):
     """GET /api/answers/<id>/: the answer object (the finalized pair once done)."""
 
-    @extend_schema(parameters=[ANSWER_ID], responses={200: AnswerOutputSerializer, **errors(403, 404)})
+    @extend_schema(parameters=[ANSWER_ID], responses={200: AnswerOutputSerializer, **errors(401, 404)})
     async def get(self, request: Request, answer_id: str) -> Response:
         parsed = _parse_id(answer_id)
-        answer, access = await sync_to_async(selectors.answer_get_with_access)(
-            answer_id=parsed, user=request.user
-        )
-        if access is selectors.Access.SIGN_IN:
-            raise NotAuthenticated("Sign in to read this answer.")
+        answer = await sync_to_async(selectors.answer_get)(answer_id=parsed, user=request.user)
         if answer is None:
             raise NotFound("No answer has this id.")
         return Response(AnswerOutputSerializer(answer).data)
 
 
 class AnswerTrailView(APIView):
-    """GET /api/answers/<id>/trail/: the whole citation trail, for staff and QA reviewers."""
+    """GET /api/answers/<id>/trail/: the whole citation trail, for QA reviewers (may_read_trails)."""
 
     permission_classes = [CanViewTrail]
 
-    @extend_schema(parameters=[ANSWER_ID], responses={200: TrailOutputSerializer, **errors(403, 404)})
+    @extend_schema(parameters=[ANSWER_ID], responses={200: TrailOutputSerializer, **errors(401, 403, 404)})
     async def get(self, request: Request, answer_id: str) -> Response:
         answer = await sync_to_async(selectors.answer_trail_get)(answer_id=_parse_id(answer_id))
         if answer is None:
@@ -265,7 +265,7 @@ class AnswerFeedbackView(APIView):
         request=FeedbackInputSerializer,
         responses={
             201: FeedbackOutputSerializer,
-            **errors(400, 403, 404, 415),
+            **errors(400, 401, 403, 404, 415),
             409: OpenApiResponse(ErrorSerializer, description="The answer is not done (yet, or ever)."),
             429: OpenApiResponse(
                 ErrorSerializer,
@@ -275,11 +275,7 @@ class AnswerFeedbackView(APIView):
     )
     async def post(self, request: Request, answer_id: str) -> Response:
         # The answer's own read rules first: whoever may not read it learns nothing, whatever the body.
-        answer, access = await sync_to_async(selectors.answer_get_with_access)(
-            answer_id=_parse_id(answer_id), user=request.user
-        )
-        if access is selectors.Access.SIGN_IN:
-            raise NotAuthenticated("Sign in to send feedback on this answer.")
+        answer = await sync_to_async(selectors.answer_get)(answer_id=_parse_id(answer_id), user=request.user)
         if answer is None:
             raise NotFound("No answer has this id.")
         data = FeedbackInputSerializer(data=request.data)

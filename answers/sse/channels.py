@@ -1,9 +1,9 @@
 """SSE channels: one per answer, named from its id, and the one decision on who may read them.
 
-The stream view (answers.sse.views) asks `stream_access` once per stream and
-reads the store as an `Admitted` reader; django-eventstream asks the channel
-manager, which admits such a reader without asking again and calls
-`stream_access` for anyone else (a GRIP proxy's catch-up request).
+The stream view (answers.sse.views) asks `stream_refusal` (who asks, then `stream_access`) once
+per stream and reads the store as an `Admitted` reader; django-eventstream asks the channel
+manager, which admits such a reader without asking again and calls `stream_access` for anyone
+else (a GRIP proxy's catch-up request).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django_eventstream.channelmanager import DefaultChannelManager
 
 from answers import selectors
+from answers.auth import AuthenticationFailed, challenge, request_user
 
 CHANNEL_PREFIX = "answer-"
 
@@ -42,6 +44,25 @@ def events_url(answer_id: uuid.UUID | str) -> str:
 def stream_access(*, answer_id: uuid.UUID, user: Any) -> selectors.Access:
     """Whether `user` may read the answer's stream: the answer's own read rules, nothing else."""
     return selectors.answer_access(answer_id=answer_id, user=user)
+
+
+def stream_refusal(request: HttpRequest, answer_id: uuid.UUID | None) -> JsonResponse | None:
+    """Why this request may not open the answer's stream, as its response, or None when it may.
+
+    Who asks is decided as on the API (answers.auth; `request.user` is set to them): a token that
+    does not hold is a `401` with `WWW-Authenticate: Token`; then anyone who may not read the answer
+    gets the `404` of a missing one (`answer_id` None: an id in no accepted form), as on the API and
+    the page. Reads the database: call it from a worker thread.
+    """
+    try:
+        user = request_user(request)
+    except AuthenticationFailed as exc:
+        response = JsonResponse({"detail": str(exc.detail)}, status=401)
+        response["WWW-Authenticate"] = challenge()
+        return response
+    if answer_id is None or stream_access(answer_id=answer_id, user=user) is not selectors.Access.READ:
+        return JsonResponse({"detail": "No answer has this id."}, status=404)
+    return None
 
 
 @dataclass(frozen=True)

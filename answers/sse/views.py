@@ -18,18 +18,15 @@ from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError
 from django_eventstream.utils import add_default_headers, sse_error_response
 from django_eventstream.views import events as eventstream_events
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
 
-from answers import selectors
 from answers.sse import stream
-from answers.sse.channels import Admitted, channel_for, stream_access
+from answers.sse.channels import Admitted, channel_for, stream_refusal
 
 
 async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
-    """SSE stream of one answer. Access is checked here, so a stranger gets a plain 401/403/404.
+    """SSE stream of one answer. Access is checked here, so a stranger gets a plain JSON 401/404.
 
-    Token auth (`Authorization: Token ...`) works as on the API. The stream itself
+    Who asks is decided as on the API (answers.auth: a token first, else the session). The stream itself
     is answers.sse.stream.stream; a request through a GRIP proxy (Pushpin) gets
     django-eventstream's immediate GRIP response instead.
     """
@@ -65,18 +62,9 @@ def _open_stream(
         # whose access to the channel django-eventstream asks the channel manager (stream_access).
         linked: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
         return linked
-    if request.headers.get("Authorization", "").startswith("Token "):
-        try:
-            authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
-        except AuthenticationFailed as exc:
-            return JsonResponse({"detail": str(exc.detail)}, status=401)
-        if authenticated is not None:
-            request.user = authenticated[0]
-    access = stream_access(answer_id=answer_id, user=request.user)
-    if access is selectors.Access.SIGN_IN:
-        return JsonResponse({"detail": "Sign in to read this answer."}, status=403)
-    if access is selectors.Access.MISSING:
-        return JsonResponse({"detail": "No answer has this id."}, status=404)
+    refused = stream_refusal(request, answer_id)
+    if refused is not None:
+        return refused
     channels = [channel_for(answer_id)]
     if grip is not None and grip.proxied:
         response: HttpResponseBase = eventstream_events(request, channels=channels)

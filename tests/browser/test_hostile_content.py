@@ -161,7 +161,7 @@ def test_hostile_documents_and_answer_never_run_and_the_trail_keeps_them_verbati
     answer_id = permalink.strip("/").split("/")[-1]
     trail = httpx.get(
         f"{browser_server.url}/api/answers/{answer_id}/trail/",
-        headers=browser_server.auth("staff"),
+        headers=browser_server.auth("reviewer"),
         timeout=10,
     ).json()
     retrieved = [s["title"] for s in sorted(trail["sources"], key=lambda s: s["original_number"])]

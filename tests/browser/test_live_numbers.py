@@ -158,7 +158,7 @@ def _retrieved_titles(page: Page, live: LiveServer) -> list[str]:
     """The sources in retrieval order (the model's numbers), from the answer's trail."""
     href = page.locator("[data-answer-permalink]").get_attribute("href") or ""
     answer_id = href.strip("/").rsplit("/", 1)[-1]
-    trail = page.request.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("staff")).json()
+    trail = page.request.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer")).json()
     sources = sorted(trail["sources"], key=lambda source: source["original_number"])
     return [str(source["title"]) for source in sources]
 

@@ -120,6 +120,25 @@ def test_view_answer_without_view_trail_is_not_enough(client, django_user_model,
     assert client.get(change_url(answer)).status_code == 403
 
 
+@pytest.mark.parametrize(
+    ("permissions", "status"),
+    [((), 403), (("view_answer",), 403), (("view_trail",), 200), (("view_answer", "view_trail"), 200)],
+)
+def test_the_trail_api_and_the_admin_answer_page_answer_staff_alike(
+    client, django_user_model, answer_factory, permissions, status
+):
+    """One rule (may_read_trails): the QA reviewers' permission opens both, staff status alone neither."""
+    from django.contrib.auth.models import Permission
+
+    answer = answer_factory(text="A [1].", source_count=1)
+    user = django_user_model.objects.create_user("someone", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=permissions))
+    client.force_login(user)
+
+    assert client.get(f"/api/answers/{answer.pk}/trail/").status_code == status
+    assert client.get(change_url(answer)).status_code == status
+
+
 @pytest.fixture
 def filter_set(answer_factory, admin_user):
     """A known set of answers, one trait each (besides `renumbered_dropped_stripped`)."""

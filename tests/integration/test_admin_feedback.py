@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from answers.admin.selectors import citation_health
 from answers.feedback import feedback_create
-from answers.models import Answer, Review
+from answers.models import Answer, Document, Review
 
 pytestmark = pytest.mark.django_db
 
@@ -88,6 +88,90 @@ def test_the_answer_page_shows_feedback_beside_the_trail_and_on_the_flagged_sour
     assert ESCAPED in flagged_row
     assert sum("flagged by readers" in r for r in rows) == 1
     assert "unresolved" in panel
+
+
+def _source_rows(html: str) -> dict[int, str]:
+    """The sources table's rows by original number (its first cell)."""
+    body = html.split('class="qa-table"', 1)[1].split("</tbody>", 1)[0]
+    rows = [r for r in body.split("<tr ")[1:] if r.startswith('class="qa-source-') and "quotes" not in r[:30]]
+    return {int(r.split("<td>", 2)[1].split("<", 1)[0]): r for r in rows}
+
+
+def _documents(*bodies: str) -> list[Document]:
+    return [
+        Document.objects.create(
+            key=f"https://example.org/support-{i}",
+            title=f"Support {i}",
+            url=f"https://example.org/support-{i}",
+            body=body,
+            content_hash=f"{i:064d}",
+        )
+        for i, body in enumerate(bodies, start=1)
+    ]
+
+
+def test_a_flagged_sources_row_shows_its_support_score_beside_the_readers_flags(qa_client, answer_factory):
+    """The lowest score among the sentences citing the flagged source, against the bar: a reviewer
+    sees at once whether the support check agrees with the reader."""
+    answer = answer_factory(
+        text=(
+            "Walrus teacups hold carpentry nails [1]. Zebras graze on savanna grassland [2]. "
+            "Opera singers rehearse arias tonight [1]."
+        ),
+        documents=_documents(
+            "Walrus teacups hold carpentry nails in the workshop.",
+            "Zebras graze on the open savanna grassland.",
+            "Quokkas live on an island.",
+        ),
+    )
+    # The record as the support check stored it: source [1] backs sentence 1 but not sentence 3.
+    scores = [s["scores"] for s in answer.support["sentences"]]
+    assert scores == [{"1": 1.0}, {"2": 1.0}, {"1": 0.0}]
+    feedback(answer, "unhelpful", source=1, comment=HOSTILE)
+    feedback(answer, "unhelpful", source=2, comment="Zebras are fine.")
+
+    html = qa_client.get(change_url(answer)).content.decode()
+    rows = _source_rows(html)
+
+    flagged_low = rows[1].split('class="qa-reader-flags"', 1)[1]
+    assert "1 flagged by readers" in flagged_low
+    assert 'class="qa-support-score qa-support-below" data-flagged-support="1">0.00</span>' in flagged_low
+    assert "(under the bar 0.50; lowest in sentence 3, of 1 and 3 citing it)" in flagged_low
+    assert ESCAPED in flagged_low
+    flagged_fine = rows[2].split('class="qa-reader-flags"', 1)[1]
+    assert 'class="qa-support-score" data-flagged-support="2">1.00</span>' in flagged_fine
+    assert "(at or over the bar 0.50; lowest in sentence 2)" in flagged_fine
+    # A source nobody flagged (dropped here) shows no score in that column.
+    assert "support score" not in rows[3].split('class="qa-reader-flags"', 1)[1]
+    assert "<script>window" not in html
+
+
+def test_a_flagged_source_shows_no_support_score_until_the_record_exists(qa_client, answer_factory):
+    answer = answer_factory(text="Tea [1] and chairs [2].", source_count=2)
+    Answer.objects.filter(pk=answer.pk).update(support=None)  # not computed yet (or it failed)
+    feedback(answer, "unhelpful", source=2, comment="Chairs?")
+
+    html = qa_client.get(change_url(answer)).content.decode()
+    flags = _source_rows(html)[2].split('class="qa-reader-flags"', 1)[1]
+
+    assert "1 flagged by readers" in flags
+    assert "Chairs?" in flags
+    assert "support score" not in flags
+    assert "Not computed yet" in html
+
+
+def test_a_flagged_source_no_sentence_cites_says_so(qa_client, answer_factory):
+    """A fallback answer (no markers: every source listed) has a record, but no sentence cites a source."""
+    answer = answer_factory(text="Tea is served in the afternoon.", source_count=2)
+    assert answer.fallback
+    assert answer.support is not None
+    feedback(answer, "unhelpful", source=1)
+
+    flags = _source_rows(qa_client.get(change_url(answer)).content.decode())[1].split(
+        'class="qa-reader-flags"', 1
+    )[1]
+
+    assert "support check: no sentence cites it" in flags
 
 
 def test_the_answer_list_filters_on_readers_verdicts_and_orders_by_unresolved_feedback(

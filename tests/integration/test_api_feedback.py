@@ -225,8 +225,9 @@ def test_a_signed_in_askers_answer_takes_feedback_from_them_and_staff_only(clien
     assert "walrus" not in refused.content.decode().lower()
     client.logout()
     anonymous = send(client, answer.id, {"verdict": "helpful"})
-    assert anonymous.status_code == client.get(f"/api/answers/{answer.id}/").status_code
-    assert anonymous.status_code in (401, 403)
+    assert anonymous.status_code == 404, "nobody signed in learns nothing either (the read-rule table)"
+    assert client.get(f"/api/answers/{answer.id}/").status_code == 404
+    assert "walrus" not in anonymous.content.decode().lower()
     assert Feedback.objects.count() == 0
 
     client.force_login(users["asker"])
@@ -261,8 +262,24 @@ def test_token_authentication_sends_as_the_token_user(client, answer_factory, us
     assert response.status_code == 201
     assert Feedback.objects.get().user == users["asker"]
     bad = send(client, answer.id, {"verdict": "helpful"}, HTTP_AUTHORIZATION="Token not-a-real-token")
-    assert bad.status_code in (401, 403)
+    assert bad.status_code == 401
+    assert bad["WWW-Authenticate"] == "Token"
     assert Feedback.objects.count() == 1
+
+
+def test_a_token_decides_over_the_session_it_comes_with(client, answer_factory, users):
+    """The documented rule (docs/api.md): a token header, when sent, says who asks; a bad one is a 401
+    even beside the asker's own session, and nothing is stored."""
+    answer = answer_factory(text=TEXT, source_count=4, asker_id=users["asker"].pk)
+    stranger = Token.objects.create(user=users["other"])
+    client.force_login(users["asker"])
+
+    as_stranger = send(client, answer.id, {"verdict": "helpful"}, HTTP_AUTHORIZATION=f"token {stranger.key}")
+    bad = send(client, answer.id, {"verdict": "helpful"}, HTTP_AUTHORIZATION="Token")
+
+    assert as_stranger.status_code == 404
+    assert (bad.status_code, bad["WWW-Authenticate"]) == (401, "Token")
+    assert Feedback.objects.count() == 0
 
 
 def test_a_session_user_must_send_the_csrf_token(answer_factory, users):

@@ -68,7 +68,7 @@ async def _answer(live: LiveServer, question: str) -> tuple[list[dict[str, objec
         stream = await read_stream(client, accepted["events_url"])
         assert stream.types[0] == "references", live.log_tail()
         assert stream.types[-1] == "done", live.log_tail()
-        trail = await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("staff"))
+        trail = await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("reviewer"))
         assert trail.status_code == 200
         answer = await client.get(accepted["url"])
         assert answer.json()["status"] == "done"

@@ -210,7 +210,7 @@ async def test_strangers_are_refused_through_pushpin(live: Deployment, stub: Stu
         own = await read_stream(client, url, headers=live.server.auth("alice"))
 
     assert url.startswith(live.url)
-    assert (other.status_code, anonymous.status_code, bad_token.status_code) == (404, 403, 401)
+    assert (other.status_code, anonymous.status_code, bad_token.status_code) == (404, 404, 401)
     for response in (other, anonymous, bad_token):
         assert response.headers["content-type"] == "application/json"
         assert response.json()["detail"]
