@@ -1,0 +1,68 @@
+"""The server's answer rendering (answers/rendering.py) against the table both renderers share.
+
+tests/fixtures/markdown_cases.json holds Markdown inputs and the sanitized HTML they must give;
+tests/browser/test_markdown_parity.py runs the same table through the page's own code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from answers.citations import scan_markers
+from answers.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, render_answer_html
+from tests.fixtures.markdown import MARKDOWN_CASES, PARITY_ANSWERS
+
+
+@pytest.mark.parametrize("case", MARKDOWN_CASES, ids=[case["name"] for case in MARKDOWN_CASES])
+def test_server_rendering_gives_the_shared_tables_html(case: dict[str, Any]) -> None:
+    assert render_answer_html(case["markdown"], reference_count=case["references"]) == case["html"]
+
+
+def test_the_shared_table_covers_markers_in_code_links_and_hostile_markup() -> None:
+    html = "".join(case["html"] for case in MARKDOWN_CASES)
+    for needle in ('class="cite"', "<pre><code", "<code>", "<table>", "<ul>", "<ol", "<blockquote>", "image-link"):
+        assert needle in html
+    assert "<img" not in html and "<script" not in html and "javascript:" not in html.replace(
+        "[x](javascript:", ""
+    )
+
+
+@pytest.mark.parametrize("answer", PARITY_ANSWERS, ids=[a.name for a in PARITY_ANSWERS])
+def test_every_marker_in_running_text_links_and_nothing_else_does(answer: Any) -> None:
+    """The trail's markers and the links agree: one link per member of each marker outside code and links."""
+    rendered = render_answer_html(answer.text, reference_count=answer.reference_count, markers=answer.markers)
+    links = re.findall(r'<a class="cite" href="#source-(\d+)">', rendered)
+    assert all(1 <= int(n) <= answer.reference_count for n in links)
+    # Without the record the scanner finds the same markers, so the same HTML comes out.
+    assert [(m.start, m.end, m.members) for m in scan_markers(answer.text)] == [
+        (m.start, m.end, m.members) for m in answer.markers
+    ]
+    assert render_answer_html(answer.text, reference_count=answer.reference_count) == rendered
+    tags = set(re.findall(r"<([a-z0-9]+)", rendered))
+    assert tags <= ALLOWED_TAGS
+    for tag, attributes in re.findall(r"<([a-z0-9]+)((?: [a-z-]+=\"[^\"]*\")*)>", rendered):
+        assert {name for name in re.findall(r" ([a-z-]+)=", attributes)} <= ALLOWED_ATTRIBUTES.get(tag, frozenset())
+
+
+def test_the_record_decides_which_markers_link() -> None:
+    assert render_answer_html("A [1] and [1].", reference_count=1, markers=[]) == "<p>A [1] and [1].</p>\n"
+
+
+def test_a_python_answer_renders_its_list_table_and_code() -> None:
+    text = (
+        "Steps [1]:\n\n- open\n- read [2]\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "```python\nprint(xs[1])  # [1]\n```\n"
+    )
+    rendered = render_answer_html(text, reference_count=2)
+    assert "<li>read <a class=\"cite\" href=\"#source-2\">[2]</a></li>" in rendered
+    assert "<td>1</td>" in rendered
+    assert '<pre><code class="language-python">print(xs[1])  # [1]\n</code></pre>' in rendered
+
+
+def test_the_demo_answers_emphasis_is_emphasis() -> None:
+    assert render_answer_html("A *context manager* [1].", reference_count=1) == (
+        '<p>A <em>context manager</em> <a class="cite" href="#source-1">[1]</a>.</p>\n'
+    )
