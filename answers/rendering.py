@@ -97,7 +97,7 @@ def link_url(url: str) -> str | None:
 class _Placeholders:
     sentinel: str
     written: list[str]  # each marker's text, by index
-    links: list[list[Token] | None]  # each marker's link tokens; None when it links nothing
+    links: list[str | None]  # each marker's link HTML; None when it links nothing
     pattern: re.Pattern[str]
 
     def restore(self, text: str) -> str:
@@ -117,24 +117,14 @@ def _sentinel(text: str) -> str:
     return chr(code)
 
 
-def _cite_tokens(members: Sequence[int], reference_count: int) -> list[Token] | None:
-    """A marker's link tokens: `[n]` as one link, `[n, m]` as "[" + a link per member + "]"."""
+def _cite_html(members: Sequence[int], reference_count: int) -> str | None:
+    """A marker's links: `[n]` one link, `[n, m]` "[" + a link per member + "]"; None unless all cite."""
     if not members or any(not 1 <= m <= reference_count for m in members):
         return None
-
-    def link(number: int, label: str) -> list[Token]:
-        opening = Token("link_open", "a", 1, attrs={"class": "cite", "href": f"#{source_anchor(number)}"})
-        return [opening, Token("text", "", 0, content=label), Token("link_close", "a", -1)]
-
     if len(members) == 1:
-        return link(members[0], f"[{members[0]}]")
-    tokens = [Token("text", "", 0, content="[")]
-    for i, number in enumerate(members):
-        if i:
-            tokens.append(Token("text", "", 0, content=", "))
-        tokens += link(number, str(number))
-    tokens.append(Token("text", "", 0, content="]"))
-    return tokens
+        return f'<a class="cite" href="#{source_anchor(members[0])}">[{members[0]}]</a>'
+    links = ", ".join(f'<a class="cite" href="#{source_anchor(n)}">{n}</a>' for n in members)
+    return f"[{links}]"
 
 
 def _mark(state: StateCore) -> None:
@@ -158,7 +148,7 @@ def _mark(state: StateCore) -> None:
         _Placeholders(
             sentinel,
             [src[m.start : m.end] for m in found],
-            [_cite_tokens(m.members, count) for m in found],
+            [_cite_html(m.members, count) for m in found],
             re.compile(re.escape(f"[{sentinel}") + r"([0-9]+)" + re.escape(f"{sentinel}]")),
         )
     )
@@ -175,17 +165,23 @@ def _link(state: StateCore) -> None:
     """
     current = _CURRENT.get()
     for token in state.tokens:
+        if token.type == "inline":
+            marked = current is not None and current.sentinel in token.content
+            if token.children and (marked or "](" in token.content):
+                token.children = _link_children(token.children, current)
+            if marked:
+                token.content = current.restore(token.content)  # type: ignore[union-attr]
+            continue
         if token.type in ("th_open", "td_open") and "style" in token.attrs:
             align = _ALIGN.fullmatch(str(token.attrs.pop("style")))
             if align:
                 token.attrs["class"] = f"align-{align[1]}"
-        if token.type == "inline" and token.children:
-            token.children = _link_children(token.children, current)
-        if current is not None:
+        if current is not None and (current.sentinel in token.content or current.sentinel in token.info):
             _restore(token, current)
 
 
 def _link_children(children: list[Token], current: _Placeholders | None) -> list[Token]:
+    """An inline token's children with placeholders linked (or put back) and `[x]()` as its text."""
     out: list[Token] = []
     in_link = empty_link = False
     for child in children:
@@ -198,38 +194,41 @@ def _link_children(children: list[Token], current: _Placeholders | None) -> list
             in_link = False
             if empty_link:
                 continue
-        if current is None or child.type != "text" or in_link or current.sentinel not in child.content:
-            if current is not None:
-                _restore(child, current)
+        if current is None or (
+            current.sentinel not in child.content and not child.children and not child.attrs
+        ):
+            out.append(child)
+            continue
+        if child.type != "text" or in_link:
+            _restore(child, current)
             out.append(child)
             continue
         pieces = current.pattern.split(child.content)  # text, index, text, ..., text
         for i, piece in enumerate(pieces):
             if i % 2 == 0:
                 if piece:
-                    out.append(Token("text", "", 0, content=piece))
+                    _append_text(out, piece)
                 continue
             link = current.links[int(piece)]
             if link is None:
-                out.append(Token("text", "", 0, content=current.written[int(piece)]))
+                _append_text(out, current.written[int(piece)])
             else:
-                out += [token.copy() for token in link]
-    return _join_text(out)
-
-
-def _join_text(tokens: list[Token]) -> list[Token]:
-    """Adjacent text tokens as one (as markdown-it's text_join leaves them)."""
-    out: list[Token] = []
-    for token in tokens:
-        if token.type == "text" and out and out[-1].type == "text":
-            out[-1] = Token("text", "", 0, content=out[-1].content + token.content)
-        else:
-            out.append(token)
+                out.append(Token("cite", "", 0, content=link))
     return out
 
 
-def _restore(token: Token, current: _Placeholders) -> None:
+def _append_text(tokens: list[Token], text: str) -> None:
+    """Add `text` to the text token at the end of `tokens`, or as a new one (as text_join leaves them)."""
+    if tokens and tokens[-1].type == "text":
+        tokens[-1].content += text
+    else:
+        tokens.append(Token("text", "", 0, content=text))
+
+
+def _restore(token: Token, current: _Placeholders | None) -> None:
     """Every placeholder in `token` (content, info, attributes, children) back to its marker's text."""
+    if current is None:
+        return
     token.content = current.restore(token.content)
     token.info = current.restore(token.info)
     for name, value in token.attrs.items():
@@ -239,8 +238,13 @@ def _restore(token: Token, current: _Placeholders) -> None:
         _restore(child, current)
 
 
+def _cite(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A citation's links, made by _cite_html from the marker's numbers alone."""
+    return tokens[idx].content
+
+
 def _normalize_link(md: MarkdownIt, url: str) -> str:
-    """A link's address as written (placeholders back to markers); "" (no link) unless `link_url` allows it."""
+    """A link's address as written (placeholders put back); "" (no link) unless `link_url` allows it."""
     current = _CURRENT.get()
     written = url if current is None else current.restore(url)
     if link_url(written) is None:
@@ -269,6 +273,7 @@ def _make_markdown() -> MarkdownIt:
     md.normalizeLink = lambda url: _normalize_link(md, url)  # type: ignore[method-assign]
     md.validateLink = lambda url: bool(url) and link_url(url) is not None  # type: ignore[method-assign]
     md.add_render_rule("image", _image_as_link)
+    md.add_render_rule("cite", _cite)
     return md
 
 

@@ -42,67 +42,18 @@
   // While the answer streams, the display text so far is rendered as Markdown by AnswerMarkdown
   // (static/answers/markdown.js: the server's rendering, markers linked once their source is
   // cited), at most one render per RENDER_INTERVAL_MS. Each render is patched into the page
-  // (morph): nodes that did not change stay, text that grew is appended to, so the reader's
-  // selection and scroll position hold. At `done` the server's `html` is patched in the same way.
+  // (AnswerMarkdown.patch): nodes that did not change stay, text that grew is appended to, so the
+  // reader's selection and scroll position hold. At `done` the server's `html` is patched in the same way.
   const RENDER_INTERVAL_MS = 150;
 
-  function sameShell(a, b) {
-    // Whether node `a` can stay for `b`: same kind, same tag, same attributes.
-    if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) {
-      return false;
-    }
-    if (a.nodeType !== Node.ELEMENT_NODE) {
-      return true;
-    }
-    if (a.attributes.length !== b.attributes.length) {
-      return false;
-    }
-    for (const attribute of b.attributes) {
-      if (a.getAttribute(attribute.name) !== attribute.value) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  function morph(target, source) {
-    // Make target's children equal source's, keeping every node that can stay.
-    let kept = target.firstChild;
-    let next = source.firstChild;
-    while (next) {
-      const following = next.nextSibling;
-      if (kept && sameShell(kept, next)) {
-        if (kept.nodeType === Node.ELEMENT_NODE) {
-          morph(kept, next);
-        } else if (kept.nodeValue !== next.nodeValue) {
-          if (kept.nodeType === Node.TEXT_NODE && next.nodeValue.startsWith(kept.nodeValue)) {
-            kept.appendData(next.nodeValue.slice(kept.nodeValue.length));
-          } else {
-            kept.nodeValue = next.nodeValue;
-          }
-        }
-        kept = kept.nextSibling;
-      } else if (kept) {
-        const replaced = kept;
-        kept = kept.nextSibling;
-        target.replaceChild(next, replaced);
-      } else {
-        target.appendChild(next);
-      }
-      next = following;
-    }
-    while (kept) {
-      const following = kept.nextSibling;
-      kept.remove();
-      kept = following;
-    }
-  }
-
   function showHtml(element, html) {
-    // `html` is sanitized (the server's nh3 or the page's DOMPurify); parsed inert, then patched in.
-    const template = document.createElement("template");
-    template.innerHTML = html;
-    morph(element, template.content);
+    // `html` is sanitized (the server's nh3 or the page's DOMPurify). AnswerMarkdown patches it in,
+    // keeping what did not change; without it (its script did not load), it replaces the content.
+    if (window.AnswerMarkdown) {
+      window.AnswerMarkdown.patch(element, html);
+    } else {
+      element.innerHTML = html;
+    }
   }
 
   function parse(event) {

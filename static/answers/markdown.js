@@ -4,7 +4,7 @@
 // markdown-it, the JavaScript original of markdown-it-py, same version) parses; the plugin below
 // links citation markers exactly where the server's does; DOMPurify (static/vendor/dompurify)
 // keeps the server's nh3 allow-list. tests/fixtures/markdown_cases.json pins both renderers to
-// the same output. Exposes window.AnswerMarkdown = { render, sanitize, scanMarkers, linkUrl, ALLOWED_* }.
+// the same output. Exposes window.AnswerMarkdown = { render, sanitize, patch, scanMarkers, linkUrl, ALLOWED_* }.
 (function () {
   "use strict";
 
@@ -179,33 +179,19 @@
     return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   }
 
-  function citeTokens(Token, found, count) {
+  function citeHtml(found, count) {
+    // A marker's links: "[n]" as one link, "[n, m]" as "[" + a link per member + "]"; null unless all cite.
     const numbers = found.members;
     if (!numbers.length || !numbers.every(function (n) { return n >= 1n && n <= BigInt(count); })) {
       return null;
     }
-    const text = function (content) {
-      const token = new Token("text", "", 0);
-      token.content = content;
-      return token;
-    };
     const link = function (number, label) {
-      const opening = new Token("link_open", "a", 1);
-      opening.attrs = [["class", "cite"], ["href", "#source-" + number]];
-      return [opening, text(label), new Token("link_close", "a", -1)];
+      return '<a class="cite" href="#source-' + number + '">' + label + "</a>";
     };
     if (numbers.length === 1) {
       return link(numbers[0], "[" + numbers[0] + "]");
     }
-    let tokens = [text("[")];
-    numbers.forEach(function (number, i) {
-      if (i) {
-        tokens.push(text(", "));
-      }
-      tokens = tokens.concat(link(number, String(number)));
-    });
-    tokens.push(text("]"));
-    return tokens;
+    return "[" + numbers.map(function (number) { return link(number, String(number)); }).join(", ") + "]";
   }
 
   function mark(state) {
@@ -233,13 +219,14 @@
     current = {
       sentinel: sentinel,
       written: found.map(function (marker) { return src.slice(marker.start, marker.end); }),
-      links: found.map(function (marker) { return citeTokens(state.Token, marker, count); }),
+      links: found.map(function (marker) { return citeHtml(marker, count); }),
       pattern: new RegExp(escapeRegExp("[" + sentinel) + "([0-9]+)" + escapeRegExp(sentinel + "]"), "g"),
       split: new RegExp(escapeRegExp("[" + sentinel) + "([0-9]+)" + escapeRegExp(sentinel + "]")),
     };
   }
 
   function restoreToken(token) {
+    // Every placeholder in `token` (content, info, attributes, children) back to its marker's text.
     token.content = restore(token.content);
     token.info = restore(token.info);
     if (token.attrs) {
@@ -248,21 +235,21 @@
     (token.children || []).forEach(restoreToken);
   }
 
-  function joinText(tokens) {
-    const out = [];
-    for (const token of tokens) {
-      const last = out[out.length - 1];
-      if (token.type === "text" && last && last.type === "text") {
-        last.content += token.content;
-      } else {
-        out.push(token);
-      }
+  function appendText(Token, tokens, text) {
+    // Add `text` to the text token at the end of `tokens`, or as a new one (as text_join leaves them).
+    const last = tokens[tokens.length - 1];
+    if (last && last.type === "text") {
+      last.content += text;
+    } else {
+      const token = new Token("text", "", 0);
+      token.content = text;
+      tokens.push(token);
     }
-    return out;
   }
 
   function linkChildren(Token, children) {
-    let out = [];
+    // An inline token's children with placeholders linked (or put back) and `[x]()` as its text.
+    const out = [];
     let inLink = false;
     let emptyLink = false;
     for (const child of children) {
@@ -278,10 +265,12 @@
           continue;
         }
       }
-      if (current === null || child.type !== "text" || inLink || !child.content.includes(current.sentinel)) {
-        if (current !== null) {
-          restoreToken(child);
-        }
+      if (current === null || (!child.content.includes(current.sentinel) && !child.children && !child.attrs)) {
+        out.push(child);
+        continue;
+      }
+      if (child.type !== "text" || inLink) {
+        restoreToken(child);
         out.push(child);
         continue;
       }
@@ -289,28 +278,21 @@
       pieces.forEach(function (piece, i) {
         if (i % 2 === 0) {
           if (piece) {
-            const token = new Token("text", "", 0);
-            token.content = piece;
-            out.push(token);
+            appendText(Token, out, piece);
           }
           return;
         }
         const link = current.links[Number(piece)];
         if (link === null) {
-          const token = new Token("text", "", 0);
-          token.content = current.written[Number(piece)];
-          out.push(token);
+          appendText(Token, out, current.written[Number(piece)]);
         } else {
-          out = out.concat(link.map(function (token) {
-            const copy = new Token(token.type, token.tag, token.nesting);
-            copy.attrs = token.attrs ? token.attrs.map(function (pair) { return pair.slice(); }) : null;
-            copy.content = token.content;
-            return copy;
-          }));
+          const token = new Token("cite", "", 0);
+          token.content = link;
+          out.push(token);
         }
       });
     }
-    return joinText(out);
+    return out;
   }
 
   const ALIGN = /^text-align:(left|center|right)$/;
@@ -319,6 +301,16 @@
     // Last: placeholders in running text to citation links, anywhere else back to text; a table
     // cell's alignment to a class (the CSP refuses style attributes); `[x]()` to its text.
     for (const token of state.tokens) {
+      if (token.type === "inline") {
+        const marked = current !== null && token.content.includes(current.sentinel);
+        if (token.children && (marked || token.content.includes("]("))) {
+          token.children = linkChildren(state.Token, token.children);
+        }
+        if (marked) {
+          token.content = restore(token.content);
+        }
+        continue;
+      }
       if ((token.type === "th_open" || token.type === "td_open") && token.attrGet("style") !== null) {
         const align = ALIGN.exec(token.attrGet("style"));
         token.attrs = token.attrs.filter(function ([name]) { return name !== "style"; });
@@ -326,10 +318,7 @@
           token.attrSet("class", "align-" + align[1]);
         }
       }
-      if (token.type === "inline" && token.children) {
-        token.children = linkChildren(state.Token, token.children);
-      }
-      if (current !== null) {
+      if (current !== null && (token.content.includes(current.sentinel) || token.info.includes(current.sentinel))) {
         restoreToken(token);
       }
     }
@@ -348,6 +337,9 @@
     };
     md.validateLink = function (url) {
       return url !== "" && linkUrl(url) !== null;
+    };
+    md.renderer.rules.cite = function (tokens, idx) {
+      return tokens[idx].content; // a citation's links, made by citeHtml from the marker's numbers alone
     };
     const escapeHtml = md.utils.escapeHtml;
     md.renderer.rules.image = function (tokens, idx, options, env, self) {
@@ -424,7 +416,69 @@
     return sanitize(html);
   }
 
+  // --- Showing it (the page re-renders a streaming answer a few times a second) --------------
+
+  function sameShell(a, b) {
+    // Whether node `a` can stay for `b`: same kind, same tag, same attributes.
+    if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) {
+      return false;
+    }
+    if (a.nodeType !== Node.ELEMENT_NODE) {
+      return true;
+    }
+    if (a.attributes.length !== b.attributes.length) {
+      return false;
+    }
+    for (const attribute of b.attributes) {
+      if (a.getAttribute(attribute.name) !== attribute.value) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  function morph(target, source) {
+    // Make target's children equal source's, keeping every node that can stay.
+    let kept = target.firstChild;
+    let next = source.firstChild;
+    while (next) {
+      const following = next.nextSibling;
+      if (kept && sameShell(kept, next)) {
+        if (kept.nodeType === Node.ELEMENT_NODE) {
+          morph(kept, next);
+        } else if (kept.nodeValue !== next.nodeValue) {
+          if (kept.nodeType === Node.TEXT_NODE && next.nodeValue.startsWith(kept.nodeValue)) {
+            kept.appendData(next.nodeValue.slice(kept.nodeValue.length));
+          } else {
+            kept.nodeValue = next.nodeValue;
+          }
+        }
+        kept = kept.nextSibling;
+      } else if (kept) {
+        const replaced = kept;
+        kept = kept.nextSibling;
+        target.replaceChild(next, replaced);
+      } else {
+        target.appendChild(next);
+      }
+      next = following;
+    }
+    while (kept) {
+      const following = kept.nextSibling;
+      kept.remove();
+      kept = following;
+    }
+  }
+
+  function patch(element, html) {
+    // Show sanitized `html` in `element`: parsed inert (a template), then patched in by morph.
+    const template = document.createElement("template");
+    template.innerHTML = html;
+    morph(element, template.content);
+  }
+
   window.AnswerMarkdown = {
+    patch: patch,
     render: render,
     sanitize: sanitize,
     scanMarkers: scanMarkers,

@@ -23,16 +23,25 @@ def test_server_rendering_gives_the_shared_tables_html(case: dict[str, Any]) -> 
 
 def test_the_shared_table_covers_markers_in_code_links_and_hostile_markup() -> None:
     html = "".join(case["html"] for case in MARKDOWN_CASES)
-    for needle in ('class="cite"', "<pre><code", "<code>", "<table>", "<ul>", "<ol", "<blockquote>", "image-link"):
+    for needle in (
+        'class="cite"',
+        "<pre><code",
+        "<code>",
+        "<table>",
+        "<ul>",
+        "<ol",
+        "<blockquote>",
+        "image-link",
+    ):
         assert needle in html
-    assert "<img" not in html and "<script" not in html and "javascript:" not in html.replace(
-        "[x](javascript:", ""
-    )
+    assert "<img" not in html
+    assert "<script" not in html
+    assert 'href="javascript' not in html
 
 
 @pytest.mark.parametrize("answer", PARITY_ANSWERS, ids=[a.name for a in PARITY_ANSWERS])
 def test_every_marker_in_running_text_links_and_nothing_else_does(answer: Any) -> None:
-    """The trail's markers and the links agree: one link per member of each marker outside code and links."""
+    """Only cited numbers link, the scanner and the trail agree, and only allowed markup comes out."""
     rendered = render_answer_html(answer.text, reference_count=answer.reference_count, markers=answer.markers)
     links = re.findall(r'<a class="cite" href="#source-(\d+)">', rendered)
     assert all(1 <= int(n) <= answer.reference_count for n in links)
@@ -44,7 +53,7 @@ def test_every_marker_in_running_text_links_and_nothing_else_does(answer: Any) -
     tags = set(re.findall(r"<([a-z0-9]+)", rendered))
     assert tags <= ALLOWED_TAGS
     for tag, attributes in re.findall(r"<([a-z0-9]+)((?: [a-z-]+=\"[^\"]*\")*)>", rendered):
-        assert {name for name in re.findall(r" ([a-z-]+)=", attributes)} <= ALLOWED_ATTRIBUTES.get(tag, frozenset())
+        assert set(re.findall(r" ([a-z-]+)=", attributes)) <= ALLOWED_ATTRIBUTES.get(tag, frozenset())
 
 
 def test_the_record_decides_which_markers_link() -> None:
@@ -57,7 +66,7 @@ def test_a_python_answer_renders_its_list_table_and_code() -> None:
         "```python\nprint(xs[1])  # [1]\n```\n"
     )
     rendered = render_answer_html(text, reference_count=2)
-    assert "<li>read <a class=\"cite\" href=\"#source-2\">[2]</a></li>" in rendered
+    assert '<li>read <a class="cite" href="#source-2">[2]</a></li>' in rendered
     assert "<td>1</td>" in rendered
     assert '<pre><code class="language-python">print(xs[1])  # [1]\n</code></pre>' in rendered
 
