@@ -401,19 +401,39 @@
     return purifier.sanitize(html, PURIFY_CONFIG);
   }
 
+  // Each top-level block's HTML as the last render sanitized it: a growing answer changes only
+  // its last blocks, so the others are not sanitized again. (A block renders alone as it does
+  // among the others, and sanitizing blocks one by one gives what sanitizing them together does.)
+  let sanitizedBlocks = new Map();
+
   function render(text, referenceCount) {
     // `text` (the display or final text) as sanitized HTML; markers within 1..referenceCount
     // link to #source-N, as the server's render_answer_html does.
     if (md === null) {
       md = makeMarkdown();
     }
-    let html;
+    const env = { referenceCount: referenceCount };
+    let tokens;
     try {
-      html = md.render(String(text), { referenceCount: referenceCount });
+      tokens = md.parse(String(text), env);
     } finally {
       current = null;
     }
-    return sanitize(html);
+    const blocks = [];
+    let start = 0;
+    tokens.forEach(function (token, i) {
+      if (token.level === 0 && token.nesting !== 1) {
+        blocks.push(md.renderer.render(tokens.slice(start, i + 1), md.options, env));
+        start = i + 1;
+      }
+    });
+    const previous = sanitizedBlocks;
+    sanitizedBlocks = new Map();
+    return blocks.map(function (html) {
+      const clean = previous.has(html) ? previous.get(html) : sanitize(html);
+      sanitizedBlocks.set(html, clean);
+      return clean;
+    }).join("");
   }
 
   // --- Showing it (the page re-renders a streaming answer a few times a second) --------------
@@ -443,7 +463,9 @@
     let next = source.firstChild;
     while (next) {
       const following = next.nextSibling;
-      if (kept && sameShell(kept, next)) {
+      if (kept && kept.isEqualNode(next)) {
+        kept = kept.nextSibling; // unchanged (most of a growing answer): nothing to do
+      } else if (kept && sameShell(kept, next)) {
         if (kept.nodeType === Node.ELEMENT_NODE) {
           morph(kept, next);
         } else if (kept.nodeValue !== next.nodeValue) {
