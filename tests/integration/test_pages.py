@@ -296,3 +296,22 @@ def test_a_failed_permalink_offers_no_feedback(client: Client, answer_factory: C
     assert "data-answer-feedback" not in html
     assert "data-flag-source" not in html
     assert "data-verdict" not in html
+
+
+@pytest.mark.django_db
+def test_the_demo_answer_reads_as_markdown_on_its_permalink(
+    client: Client, demo_corpus: list[Document]
+) -> None:
+    """The extractive answer quotes the reference's reST-ish `*context manager*`: it reads as emphasis."""
+    response = client.post(
+        "/api/answers/", {"question": "How does the with statement work?"}, content_type="application/json"
+    )
+    assert response.status_code in (200, 201), response.content
+    answer = Answer.objects.get(id=response.json()["id"])
+    assert "*context manager*" in answer.final_text
+    page = client.get(answer.get_absolute_url()).content.decode()
+    text = re.search(r"<div class=\"answer-text\" data-answer-text[^>]*>(.*?)</div>", page, re.S)
+    assert text is not None
+    assert "<em>context manager</em>" in text[1]
+    assert "*context manager*" not in text[1]
+    assert '<a class="cite" href="#source-1">[1]</a>' in text[1]
