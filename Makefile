@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 # The page's vendored JavaScript (static/vendor/), refreshed by `make vendor-js` (needs npm; nothing
 # else does). markdown-it must stay the version markdown-it-py ports (markdown_it/port.yaml), so
-# the page and the server parse Markdown alike; tests/browser/test_markdown_parity.py checks it.
+# the page and the server parse Markdown alike; tests/unit/test_rendering_markdown.py checks it.
 MARKDOWN_IT_VERSION := 14.1.0
 DOMPURIFY_VERSION := 3.5.0
 

@@ -7,8 +7,10 @@ tests/browser/test_markdown_parity.py runs the same table through the page's own
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+import markdown_it
 import pytest
 
 from answers.citations import scan_markers
@@ -75,3 +77,24 @@ def test_the_demo_answers_emphasis_is_emphasis() -> None:
     assert render_answer_html("A *context manager* [1].", reference_count=1) == (
         '<p>A <em>context manager</em> <a class="cite" href="#source-1">[1]</a>.</p>\n'
     )
+
+
+def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
+    """Parity rests on one parser in two languages: the vendored files are the Makefile's pins, and
+    the markdown-it pin is the version markdown-it-py ports (its port.yaml)."""
+    root = Path(__file__).resolve().parents[2]
+    pins = dict(
+        re.findall(
+            r"^(MARKDOWN_IT_VERSION|DOMPURIFY_VERSION) := (\S+)$", (root / "Makefile").read_text(), re.M
+        )
+    )
+    vendored_md = (root / "static/vendor/markdown-it/markdown-it.min.js").read_text()[:200]
+    vendored_purify = (root / "static/vendor/dompurify/purify.min.js").read_text()[:200]
+    assert f"markdown-it {pins['MARKDOWN_IT_VERSION']} " in vendored_md
+    assert f"DOMPurify {pins['DOMPURIFY_VERSION']} " in vendored_purify
+    port = (Path(markdown_it.__file__).parent / "port.yaml").read_text()
+    ported = re.search(r"package: markdown-it/markdown-it\n\s+version: (\S+)", port)
+    assert ported is not None
+    assert ported[1] == pins["MARKDOWN_IT_VERSION"]
+    for folder in ("markdown-it", "dompurify"):
+        assert (root / "static/vendor" / folder / "LICENSE").exists()
