@@ -131,7 +131,7 @@ def _mark(state: StateCore) -> None:
     """Core rule, before `normalize`: markers to placeholders (env: reference_count, markers)."""
     src = state.src
     markers = state.env.get("markers")
-    found: Sequence[Marker] = scan_markers(src) if markers is None else markers
+    found: Sequence[Marker] = markers if markers is not None and _fits(src, markers) else scan_markers(src)
     if not found:
         _CURRENT.set(None)
         return
@@ -152,6 +152,20 @@ def _mark(state: StateCore) -> None:
             re.compile(re.escape(f"[{sentinel}") + r"([0-9]+)" + re.escape(f"{sentinel}]")),
         )
     )
+
+
+def _fits(text: str, markers: Sequence[Marker]) -> bool:
+    """Whether a recorded list of markers spans brackets of `text`, in order (else the scanner decides)."""
+    end = 0
+    for marker in markers:
+        if (
+            marker.start < end
+            or text[marker.start : marker.start + 1] != "["
+            or text[marker.end - 1 : marker.end] != "]"
+        ):
+            return False
+        end = marker.end
+    return True
 
 
 _ALIGN = re.compile(r"text-align:(left|center|right)")

@@ -13,7 +13,7 @@ from typing import Any
 import markdown_it
 import pytest
 
-from answers.citations import scan_markers
+from answers.citations import Marker, scan_markers
 from answers.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, render_answer_html
 from tests.fixtures.markdown import MARKDOWN_CASES, PARITY_ANSWERS
 
@@ -60,6 +60,10 @@ def test_every_marker_in_running_text_links_and_nothing_else_does(answer: Any) -
 
 def test_the_record_decides_which_markers_link() -> None:
     assert render_answer_html("A [1] and [1].", reference_count=1, markers=[]) == "<p>A [1] and [1].</p>\n"
+    # ... unless it does not fit the text (a record of another text): the scanner decides then.
+    assert render_answer_html("A [1].", reference_count=1, markers=[Marker(0, 3, (1,))]) == (
+        '<p>A <a class="cite" href="#source-1">[1]</a>.</p>\n'
+    )
 
 
 def test_a_python_answer_renders_its_list_table_and_code() -> None:
