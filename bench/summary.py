@@ -160,6 +160,24 @@ def rows() -> list[list[str]]:
         out.append(
             ["JSON-path answers per second, extractive provider", "-", "report", "; ".join(parts), "reported"]
         )
+    md = _load("markdown")
+    if md:
+        server = max(md["server_scanner_ms"], md["server_recorded_ms"])
+        out.append(
+            [f"server Markdown rendering (`html`), {md['kb']:.0f} KB answer, {md['markers']} markers",
+             f"the old renderer: {md['server_baseline_ms']:.1f} ms (CPU, median)", "< 20 ms",
+             f"{server:.1f} ms = {server / md['server_baseline_ms']:.1f}x the old one "
+             f"(markdown-it-py alone {md['server_markdown_it_ms']:.1f} ms)", _met(server < 20)]
+        )  # fmt: skip
+        if "page_paced_rate" in md:
+            ok = md["page_paced_rate"] >= 9.5
+            out.append(
+                [f"the page re-rendering a growing {md['kb']:.0f} KB answer (Chromium)", "-",
+                 "keeps up with 10 deltas/s",
+                 f"{md['page_paced_rate']:.1f} renders/s paced ({md['page_late']} of {md['page_renders']} "
+                 "over 100 ms); "
+                 f"per update p50 {md['page_p50_ms']:.1f} ms, p95 {md['page_p95_ms']:.1f} ms", _met(ok)]
+            )  # fmt: skip
     return out
 
 
@@ -175,7 +193,7 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    for name in ("citations", "pipeline", "latency", "events", "concurrency"):
+    for name in ("citations", "pipeline", "latency", "events", "concurrency", "markdown"):
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):
             runs.append(f"`bench_{name}.py`: {data['when']}")

@@ -22,7 +22,7 @@ from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
 from answers.admin.trail import dense_panel, source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
-from answers.selectors import may_read_trails, parse_answer_id
+from answers.selectors import answer_done_payload, may_read_trails, parse_answer_id
 
 if TYPE_CHECKING:
     # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
@@ -346,6 +346,8 @@ class AnswerAdmin(_AnswerAdminBase):
             finalized=obj.status == Answer.Status.DONE,
             status=obj.status,
             truncated=obj.truncated and obj.status == Answer.Status.DONE,
+            # The final text as readers see it: the `done` event's html (answers/rendering.py).
+            rendered=answer_done_payload(answer=obj)["html"] if obj.status == Answer.Status.DONE else "",
         )
 
     @admin.display(description="marker decisions")

@@ -1,7 +1,9 @@
 // The ask page's script: posts the question (stream: true), follows the answer's events,
 // and renders them. Text from the model or a document only ever enters the page through
-// textContent / createTextNode; the one exception is the `html` of `done`, which the
-// server rendered and sanitized. Without this script the form posts to /ask/ instead.
+// textContent / createTextNode, except the answer's text: its Markdown, rendered by
+// AnswerMarkdown (static/answers/markdown.js, DOMPurify-sanitized) while it streams, and the
+// `html` of `done`, which the server rendered and sanitized. Without this script the form posts
+// to /ask/ instead.
 //
 // While the answer streams, the page shows each delta's `display` (the text as it will read
 // once finalized: its markers already carry their final numbers), the sources cited so far
@@ -37,126 +39,22 @@
     return null;
   }
 
-  // A canonical marker as the display writes it: its final numbers, ascending, ", "-separated.
-  const MARKER = /\[([0-9]+(?:, [0-9]+)*)\]/y;
-  const FENCE = /(`{3,}|~{3,})/y;
-  const TICKS = /`+/y;
+  // While the answer streams, the display text so far is rendered as Markdown by AnswerMarkdown
+  // (static/answers/markdown.js: the server's rendering, markers linked once their source is
+  // cited), at most one render per RENDER_INTERVAL_MS. Each render is patched into the page
+  // (AnswerMarkdown.patch): nodes that did not change stay, text that grew is appended to, so the
+  // reader's selection and scroll position hold. At `done` the server's `html` is patched in the same way.
+  const RENDER_INTERVAL_MS = 150;
 
-  function citeLink(number, text) {
-    const link = document.createElement("a");
-    link.className = "cite";
-    link.setAttribute("href", "#source-" + number);
-    link.textContent = text;
-    return link;
-  }
-
-  // Reads the display text as it streams and links its markers, as the server's rendering
-  // does at `done`: a marker is "[n]" (or "[n, m]") of cited numbers outside code, not after
-  // a backslash, not followed by "(" (a link) nor, at a line start, by ":" (a definition).
-  // The display engine releases a marker only with the character after it, and a backtick
-  // run only with its partner, so each delta can be read on its own with this state.
-  function DisplayReader() {
-    this.lineStart = true;
-    this.fence = null; // the fence characters of the open fenced block
-    this.skipLine = false; // the rest of a fence line is code
-    this.inline = 0; // the length of the open inline code span's backtick run
-    this.previous = "";
-  }
-
-  DisplayReader.prototype.read = function (text, cited) {
-    const nodes = [];
-    let plain = "";
-    let i = 0;
-    const flush = function () {
-      if (plain) {
-        nodes.push(document.createTextNode(plain));
-        plain = "";
-      }
-    };
-    while (i < text.length) {
-      const ch = text[i];
-      if (ch === "\n") {
-        plain += ch;
-        this.lineStart = true;
-        this.skipLine = false;
-        this.previous = ch;
-        i += 1;
-        continue;
-      }
-      const atLineStart = this.lineStart;
-      this.lineStart = false;
-      if (atLineStart && (ch === "`" || ch === "~")) {
-        FENCE.lastIndex = i;
-        const fence = FENCE.exec(text);
-        if (fence) {
-          const run = fence[1];
-          if (this.fence === null) {
-            this.fence = run;
-            this.inline = 0;
-          } else if (run[0] === this.fence[0] && run.length >= this.fence.length) {
-            this.fence = null;
-          }
-          this.skipLine = true;
-          plain += run;
-          this.previous = run[run.length - 1];
-          i += run.length;
-          continue;
-        }
-      }
-      if (this.fence !== null || this.skipLine) {
-        plain += ch;
-        this.previous = ch;
-        i += 1;
-        continue;
-      }
-      if (ch === "`") {
-        TICKS.lastIndex = i;
-        const run = TICKS.exec(text)[0];
-        if (this.inline === 0) {
-          this.inline = run.length;
-        } else if (run.length === this.inline) {
-          this.inline = 0;
-        }
-        plain += run;
-        this.previous = "`";
-        i += run.length;
-        continue;
-      }
-      if (ch === "[" && this.inline === 0 && this.previous !== "\\") {
-        MARKER.lastIndex = i;
-        const marker = MARKER.exec(text);
-        if (marker) {
-          const end = i + marker[0].length;
-          const next = text[end];
-          const members = marker[1].split(", ").map(Number);
-          const linked = members.every(function (n) { return n >= 1 && n <= cited; });
-          if (linked && next !== "(" && !(atLineStart && next === ":")) {
-            flush();
-            if (members.length === 1) {
-              nodes.push(citeLink(members[0], marker[0]));
-            } else {
-              nodes.push(document.createTextNode("["));
-              members.forEach(function (n, index) {
-                if (index > 0) {
-                  nodes.push(document.createTextNode(", "));
-                }
-                nodes.push(citeLink(n, String(n)));
-              });
-              nodes.push(document.createTextNode("]"));
-            }
-            this.previous = "]";
-            i = end;
-            continue;
-          }
-        }
-      }
-      plain += ch;
-      this.previous = ch;
-      i += 1;
+  function showHtml(element, html) {
+    // `html` is sanitized (the server's nh3 or the page's DOMPurify). AnswerMarkdown patches it in,
+    // keeping what did not change; without it (its script did not load), it replaces the content.
+    if (window.AnswerMarkdown) {
+      window.AnswerMarkdown.patch(element, html);
+    } else {
+      element.innerHTML = html;
     }
-    flush();
-    return nodes;
-  };
+  }
 
   function parse(event) {
     try {
@@ -174,7 +72,9 @@
     this.retrievedBlock = container.querySelector("[data-answer-retrieved-block]");
     this.retrievedItems = new Map(); // original number -> its li in the retrieved list
     this.cited = 0; // how many sources are cited so far (their numbers are 1..cited)
-    this.reader = new DisplayReader();
+    this.display = ""; // the display text so far
+    this.renderTimer = null;
+    this.renderedAt = 0;
     this.state = container.querySelector("[data-answer-state]");
     this.error = container.querySelector("[data-answer-error]");
     this.fallback = container.querySelector("[data-answer-fallback]");
@@ -192,6 +92,7 @@
 
   AnswerView.prototype.reset = function () {
     this.close();
+    this.cancelRender();
     removeFeedback(this.container); // reader feedback (section below)
     this.container.hidden = false;
     this.text.replaceChildren();
@@ -274,7 +175,8 @@
   // `references`: nothing is cited yet; every retrieved source waits, unnumbered.
   AnswerView.prototype.startSources = function (references) {
     this.cited = 0;
-    this.reader = new DisplayReader();
+    this.cancelRender();
+    this.display = "";
     this.text.replaceChildren();
     this.sources.replaceChildren();
     this.setRetrieved(Array.isArray(references) ? references : []);
@@ -298,15 +200,45 @@
 
   AnswerView.prototype.appendDisplay = function (display) {
     if (typeof display === "string" && display) {
-      this.text.append(...this.reader.read(display, this.cited));
+      this.display += display;
+      this.scheduleRender();
+    }
+  };
+
+  AnswerView.prototype.scheduleRender = function () {
+    if (this.renderTimer !== null) {
+      return; // the render already planned will show this delta too
+    }
+    const view = this;
+    const wait = Math.max(0, this.renderedAt + RENDER_INTERVAL_MS - performance.now());
+    this.renderTimer = setTimeout(function () {
+      view.renderTimer = null;
+      view.renderDisplay();
+    }, wait);
+  };
+
+  AnswerView.prototype.cancelRender = function () {
+    if (this.renderTimer !== null) {
+      clearTimeout(this.renderTimer);
+      this.renderTimer = null;
+    }
+  };
+
+  AnswerView.prototype.renderDisplay = function () {
+    this.renderedAt = performance.now();
+    if (window.AnswerMarkdown) {
+      showHtml(this.text, window.AnswerMarkdown.render(this.display, this.cited));
+    } else {
+      this.text.textContent = this.display; // the renderer's script did not load: the text as it is
     }
   };
 
   AnswerView.prototype.finish = function (payload) {
     this.close();
+    this.cancelRender();
     if (typeof payload.html === "string") {
       // Server-rendered and sanitized (answers/rendering.py): markers link to the Sources list.
-      this.text.innerHTML = payload.html;
+      showHtml(this.text, payload.html);
     } else {
       this.text.textContent = String(payload.text || "");
     }

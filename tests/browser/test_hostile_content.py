@@ -218,3 +218,72 @@ def test_hostile_documents_and_answer_never_run_and_the_trail_keeps_them_verbati
     assert page.locator(", ".join(f"#content-main {sel}" for sel in injected.split(", "))).count() == 0
     assert page.locator('a[href^="javascript" i], a[href*="javascript:" i]').count() == 0
     assert_nothing_ran(page)
+
+
+# A model answer whose Markdown carries the payloads: a javascript: link, images (never loaded:
+# shown as links), raw HTML with an onerror handler, a script in a table cell.
+MARKDOWN_PIECES = [
+    "Wombats dig burrows [3]. See [the guide](javascript:window.__pwned=1) and ",
+    "[this](JaVaScRiPt:window.__pwned=1).\n\n![a pixel](https://example.org/pixel.png) ",
+    "![local pixel](/static/pixel.png?track=1)\n\n",
+    f'<img src=x onerror="{PWN}">\n\n',
+    "| claim | source |\n|---|---|\n",
+    f"| <script>{PWN}</script> claws | [1] |\n",
+    f'| <img src=/static/cell.png onerror="{PWN}"> | `<b>[1]</b>` |\n',
+]
+
+
+def assert_markdown_answer_is_inert(page: Page, requested: list[str]) -> None:
+    assert_answer_is_inert(page)
+    assert page.locator(f"{TEXT} table td").count() == 4
+    assert page.locator(f"{TEXT} [onerror], {TEXT} [style], {TEXT} [src]").count() == 0
+    assert not [url for url in requested if "pixel" in url or "cell.png" in url], "an image was loaded"
+
+
+def test_markdown_payloads_in_an_answer_never_run_nor_load(
+    trapped: Page, browser_stub: StubOpenAIServer
+) -> None:
+    page = trapped
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    browser_stub.enqueue(Reply(pieces=MARKDOWN_PIECES, delay_s=0.3))
+    page.goto("/")
+    page.fill("textarea[name=question]", QUESTION)
+    page.click("button[type=submit]")
+
+    # While streaming, once the table's last row showed: rendered by the page, inert.
+    page.wait_for_function(
+        """() => document.querySelector("[data-answer]").dataset.answerStatus === "streaming"
+             && document.querySelectorAll("[data-answer-text] table td").length === 4"""
+    )
+    assert_markdown_answer_is_inert(page, requested)
+
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    assert_markdown_answer_is_inert(page, requested)
+    text = page.locator(TEXT)
+    # The javascript: links stay the text the model wrote; the images are links to them, by their alt text.
+    expect(text).to_contain_text("See [the guide](javascript:window.__pwned=1) and [this](JaVaScRiPt:")
+    images = page.locator(f"{TEXT} a.image-link").evaluate_all(
+        "as => as.map(a => [a.textContent, a.getAttribute('href')])"
+    )
+    assert images == [
+        ["a pixel", "https://example.org/pixel.png"],
+        ["local pixel", "/static/pixel.png?track=1"],
+    ]
+    # The cells: the script and the img as text, the code span's [1] as code, the citation (the
+    # model's [1], the second source cited) linked.
+    cells = page.locator(f"{TEXT} table td").all_inner_texts()
+    assert cells == [
+        f"<script>{PWN}</script> claws",
+        "[2]",
+        f'<img src=/static/cell.png onerror="{PWN}">',
+        "<b>[1]</b>",
+    ]
+    assert page.locator(f"{TEXT} table td a.cite").count() == 1
+    assert page.locator(f"{TEXT} table code").inner_text() == "<b>[1]</b>"
+
+    # The permalink, rendered by the server: the same, just as inert.
+    page.goto(page.locator("[data-answer-permalink]").get_attribute("href") or "")
+    expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+    assert_markdown_answer_is_inert(page, requested)
+    assert page.locator(f"{TEXT} table td").all_inner_texts() == cells

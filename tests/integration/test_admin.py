@@ -227,6 +227,11 @@ def test_answer_page_shows_the_whole_trail(admin_client, answer_factory):
     assert '<mark class="qa-marker">[1]</mark><span class="qa-rewrite"> → [2]</span>' in html
     assert '<del class="qa-stripped" title="stripped: points at no source">[9]</del>' in html
     assert html.count('class="qa-marker"') >= 4  # two in the raw text, two in the final text
+    # ... and the final text as readers see it: the server's rendering, citations linked.
+    assert (
+        '<div class="qa-rendered" data-qa-rendered><p>A <a class="cite" href="#source-1">[1]</a> then '
+        '<a class="cite" href="#source-2">[2]</a> and.</p>\n</div>'
+    ) in html
     # Every renumbering as old → new, every dropped source named with the word "dropped".
     assert "3 → 1" in html
     assert "1 → 2" in html

@@ -23,26 +23,26 @@ from tests.fixtures.content import hostile_documents
 @pytest.mark.parametrize(
     ("text", "count", "expected"),
     [
-        ("Plain.", 0, "<p>Plain.</p>"),
-        ("A [1].", 1, '<p>A <a class="cite" href="#source-1">[1]</a>.</p>'),
+        ("Plain.", 0, "<p>Plain.</p>\n"),
+        ("A [1].", 1, '<p>A <a class="cite" href="#source-1">[1]</a>.</p>\n'),
         (
             "A [1, 2].",
             2,
-            '<p>A [<a class="cite" href="#source-1">1</a>, <a class="cite" href="#source-2">2</a>].</p>',
+            '<p>A [<a class="cite" href="#source-1">1</a>, <a class="cite" href="#source-2">2</a>].</p>\n',
         ),
-        ("Out of range [3].", 2, "<p>Out of range [3].</p>"),
+        ("Out of range [3].", 2, "<p>Out of range [3].</p>\n"),
         (
             "One\n\nTwo [1]\nthree",
             1,
-            '<p>One</p><p>Two <a class="cite" href="#source-1">[1]</a><br>three</p>',
+            '<p>One</p>\n<p>Two <a class="cite" href="#source-1">[1]</a><br>\nthree</p>\n',
         ),
         (
             "<script>alert(1)</script> [1]",
             1,
-            '<p>&lt;script&gt;alert(1)&lt;/script&gt; <a class="cite" href="#source-1">[1]</a></p>',
+            '<p>&lt;script&gt;alert(1)&lt;/script&gt; <a class="cite" href="#source-1">[1]</a></p>\n',
         ),
-        ('<img src=x onerror="alert(1)">', 0, '<p>&lt;img src=x onerror="alert(1)"&gt;</p>'),
-        ("Link [1](javascript:alert(1))", 1, "<p>Link [1](javascript:alert(1))</p>"),
+        ('<img src=x onerror="alert(1)">', 0, '<p>&lt;img src=x onerror="alert(1)"&gt;</p>\n'),
+        ("Link [1](javascript:alert(1))", 1, "<p>Link [1](javascript:alert(1))</p>\n"),
         ("", 0, ""),
     ],
 )
@@ -58,18 +58,19 @@ def test_rendering_links_the_markers_the_trail_recorded_and_nothing_else() -> No
     assert [trail.final_text[m.start : m.end] for m in recorded] == ["[1]", "[2]"]
 
     assert render_answer_html(trail.final_text, reference_count=2, markers=recorded) == (
-        '<p>First <a class="cite" href="#source-1">[1]</a> then <a class="cite" href="#source-2">[2]</a>.</p>'
-        "<p>A link [1](x) is text.</p>"
+        '<p>First <a class="cite" href="#source-1">[1]</a> then '
+        '<a class="cite" href="#source-2">[2]</a>.</p>\n'
+        "<p>A link [1](x) is text.</p>\n"
     )
     # What the record says decides: a marker it does not list stays text.
-    assert render_answer_html("A [1].", reference_count=1, markers=[]) == "<p>A [1].</p>"
+    assert render_answer_html("A [1].", reference_count=1, markers=[]) == "<p>A [1].</p>\n"
 
 
 def test_rendered_html_keeps_the_text_visible_as_written() -> None:
     text = "Zebras & horses <b>graze</b> [1] and [1, 2]."
     rendered = render_answer_html(text, reference_count=2)
     visible = re.sub(r"<[^>]+>", "", rendered).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
-    assert visible == text
+    assert visible == text + "\n"  # a paragraph, and the newline after it
 
 
 @pytest.mark.parametrize(
@@ -295,3 +296,22 @@ def test_a_failed_permalink_offers_no_feedback(client: Client, answer_factory: C
     assert "data-answer-feedback" not in html
     assert "data-flag-source" not in html
     assert "data-verdict" not in html
+
+
+@pytest.mark.django_db
+def test_the_demo_answer_reads_as_markdown_on_its_permalink(
+    client: Client, demo_corpus: list[Document]
+) -> None:
+    """The extractive answer quotes the reference's reST-ish `*context manager*`: it reads as emphasis."""
+    response = client.post(
+        "/api/answers/", {"question": "How does the with statement work?"}, content_type="application/json"
+    )
+    assert response.status_code in (200, 201), response.content
+    answer = Answer.objects.get(id=response.json()["id"])
+    assert "*context manager*" in answer.final_text
+    page = client.get(answer.get_absolute_url()).content.decode()
+    text = re.search(r"<div class=\"answer-text\" data-answer-text[^>]*>(.*?)</div>", page, re.S)
+    assert text is not None
+    assert "<em>context manager</em>" in text[1]
+    assert "*context manager*" not in text[1]
+    assert '<a class="cite" href="#source-1">[1]</a>' in text[1]

@@ -84,7 +84,7 @@ async def test_events_come_in_order_references_deltas_done_with_their_payloads(
     ]
     assert done["html"] == (
         '<p>Zebras live in grassland <a class="cite" href="#source-1">[1]</a>'
-        ' and savanna <a class="cite" href="#source-2">[2]</a>.</p>'
+        ' and savanna <a class="cite" href="#source-2">[2]</a>.</p>\n'
     )
     # While streaming, the display already showed the final numbers, each announced by a `cite`
     # before it appeared.
