@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Prefetch
+from django.db.models import Count, Max, Min, Prefetch
 
 from answers.citations.trail import final_markers
-from answers.models import Answer, AnswerSource
+from answers.models import Answer, AnswerSource, Document
 from answers.rendering import render_answer_html
 from answers.retrieval.types import RetrievedSource
 
@@ -107,3 +109,51 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         ),
     }
+
+
+@dataclass(frozen=True)
+class FirstScreen:
+    """What the ask page tells a newcomer: how much the answers are drawn from, and what to ask."""
+
+    documents: int
+    last_updated: datetime | None
+    examples: list[str]
+
+
+EXAMPLE_QUESTIONS = 4
+EXAMPLE_TITLE_MAX = 80
+
+
+def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
+    """The corpus's size and last update, and `examples` questions about documents spread over it.
+
+    Deterministic and cheap whatever the corpus's size: one aggregate query, then one primary-key
+    lookup per example (the first document at or after each of `examples` evenly spaced ids), so
+    the same corpus always offers the same questions and they range over its topics.
+    """
+    corpus = Document.objects.order_by().aggregate(
+        documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
+    )
+    titles: dict[int, str] = {}
+    if corpus["documents"]:
+        low, high = corpus["low"], corpus["high"]
+        for index in range(examples):
+            at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
+            row = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title").first()
+            # A title too long for a button is no example.
+            if row is not None and 0 < len(row[1].strip()) <= EXAMPLE_TITLE_MAX:
+                titles[row[0]] = row[1].strip()
+    questions = list(dict.fromkeys(example_question(title) for title in titles.values()))
+    return FirstScreen(documents=corpus["documents"], last_updated=corpus["last_updated"], examples=questions)
+
+
+def example_question(title: str) -> str:
+    """A question about a document, from its title: "The with statement" asks about "the with statement".
+
+    A title in sentence case loses its capital ("Coroutines" → "coroutines"); one in title case or
+    starting with a name keeps it as written ("Format String Syntax", "pdb — The Python Debugger").
+    """
+    first, *rest = title.split() or [""]
+    if first[:1].isupper() and first[1:].islower() and not any(w[:1].isupper() for w in rest):
+        title = title[0].lower() + title[1:]
+    return f"What should I know about {title}?"

@@ -8,19 +8,30 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.template.response import TemplateResponse
+from django.templatetags.static import static
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.citations.trail import final_markers
+from answers.conf import conf
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.rendering import link_url, render_answer_html, source_anchor
 from answers.sse.channels import events_url
+
+FAVICON_MAX_AGE = 24 * 60 * 60
 
 
 def _ping_database() -> None:
@@ -75,10 +86,32 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
     }
 
 
+def _ask_page(request: HttpRequest, form: AskForm, status: int = 200) -> HttpResponse:
+    """The ask page's first screen: the form, what answers are drawn from, example questions."""
+    context = {"form": form, "first_screen": selectors.first_screen_get(), **_answer_context(None)}
+    return _page(request, "answers/ask.html", context, status)
+
+
 @require_GET
 def ask_page(request: HttpRequest) -> HttpResponse:
-    """The ask page: a question form; its script streams the answer, and it works without it."""
-    return _page(request, "answers/ask.html", {"form": AskForm(), **_answer_context(None)})
+    """The ask page: a question form; its script streams the answer, and it works without it.
+
+    `?q=` fills the question box (an example question chosen without JavaScript, a shared link).
+    """
+    question = request.GET.get("q", "")[: conf.MAX_QUESTION_LENGTH]
+    return _ask_page(request, AskForm(initial={"question": question}))
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers ask for on pages that link no icon (admin, the API's): the icon.
+
+    A temporary redirect, cached for a day: the static URL carries a content hash once
+    collected, and a permanent redirect would outlive the file it names.
+    """
+    response = HttpResponseRedirect(static("answers/favicon.ico"))
+    patch_cache_control(response, public=True, max_age=FAVICON_MAX_AGE)
+    return response
 
 
 def _throttled(request: HttpRequest) -> int | None:
@@ -100,15 +133,11 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     request.user = user
     form = AskForm(request.POST)
     if not form.is_valid():
-        return await sync_to_async(_page)(
-            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 400
-        )
+        return await sync_to_async(_ask_page)(request, form, 400)
     retry_after = _throttled(request)
     if retry_after is not None:
         form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        refused = await sync_to_async(_page)(
-            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 429
-        )
+        refused = await sync_to_async(_ask_page)(request, form, 429)
         refused["Retry-After"] = str(retry_after)
         return refused
     answer = await flow.ask(
