@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Min, Prefetch
+from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
-from answers.models import Answer, AnswerSource, Document
+from answers.models import Answer, AnswerSource, Chunk, Document
 from answers.rendering import render_answer_html
+from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 from answers.retrieval.types import RetrievedSource
 
 
@@ -122,14 +123,16 @@ class FirstScreen:
 
 EXAMPLE_QUESTIONS = 4
 EXAMPLE_TITLE_MAX = 80
+EXAMPLE_CANDIDATES = 3  # documents looked at per example
 
 
 def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
-    """The corpus's size and last update, and `examples` questions about documents spread over it.
+    """The corpus's size and last update, and up to `examples` questions about documents spread over it.
 
-    Deterministic and cheap whatever the corpus's size: one aggregate query, then one primary-key
-    lookup per example (the first document at or after each of `examples` evenly spaced ids), so
-    the same corpus always offers the same questions and they range over its topics.
+    Deterministic and cheap whatever the corpus's size: one aggregate query, then for each example
+    a primary-key lookup (the first few documents at or after one of `examples` evenly spaced ids)
+    and a check of that document's chunks; so the same corpus always offers the same questions,
+    and they range over its topics.
     """
     corpus = Document.objects.order_by().aggregate(
         documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
@@ -139,12 +142,32 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
         low, high = corpus["low"], corpus["high"]
         for index in range(examples):
             at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
-            row = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title").first()
-            # A title too long for a button is no example.
-            if row is not None and 0 < len(row[1].strip()) <= EXAMPLE_TITLE_MAX:
-                titles[row[0]] = row[1].strip()
+            candidates = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
+            for pk, title in candidates[:EXAMPLE_CANDIDATES]:
+                if pk not in titles and _good_example(pk, title.strip()):
+                    titles[pk] = title.strip()
+                    break
     questions = list(dict.fromkeys(example_question(title) for title in titles.values()))
     return FirstScreen(documents=corpus["documents"], last_updated=corpus["last_updated"], examples=questions)
+
+
+def _good_example(document_id: int, title: str) -> bool:
+    """A title short enough for a button, whose words the document's own text uses.
+
+    A question is answered from what a document's passages say, not from its title: a
+    document titled "Interaction with dynamic features" whose text never says "dynamic" gets
+    no cited answer to a question about dynamic features, so it makes no example.
+    """
+    words = [w for w in tokenize(title) if w not in STOPWORDS and w not in WEAK_TERMS]
+    if not words or len(title) > EXAMPLE_TITLE_MAX:
+        return False
+    # Compared by the start a word shares with its stem: "properties" finds "property" too.
+    found = Q()
+    for word in words:
+        base = stem(word)
+        shared = next((i for i, (a, b) in enumerate(zip(word, base, strict=False)) if a != b), len(base))
+        found &= Q(text__icontains=word[: max(shared, 1)])
+    return Chunk.objects.filter(found, document_id=document_id).exists()
 
 
 def example_question(title: str) -> str:

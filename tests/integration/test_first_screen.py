@@ -5,12 +5,17 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from html import unescape
+from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.test import Client
 
-from answers.models import Document
+from answers.models import Answer, Document
+from answers.pipeline import flow
+from answers.pipeline.publisher import JSON
 from answers.selectors import example_question
+from tests.fixtures.answers import settled
 from tests.fixtures.content import MakeDocument
 
 pytestmark = pytest.mark.django_db
@@ -69,8 +74,43 @@ def test_the_demo_offers_example_questions_about_its_topics(
     assert example_questions(client.get("/").content.decode()) == questions
 
 
+async def ask_and_settle(question: str) -> Answer:
+    """The real pipeline (retrieval and provider from the settings), its support record stored too."""
+    answer = await flow.ask(question=question, asker_id=None, publisher=JSON)
+    await settled(answer.id)
+    return answer
+
+
+def test_every_example_the_demo_offers_gets_a_cited_answer(
+    client: Client, demo_corpus: list[Document], settings: Any
+) -> None:
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.1
+    questions = example_questions(client.get("/").content.decode())
+
+    for question in questions:
+        answer = async_to_sync(ask_and_settle)(question)
+        assert answer.status == Answer.Status.DONE, question
+        assert answer.fallback is False, question
+        assert "[1]" in answer.final_text, question
+
+
+def test_a_document_whose_text_never_says_its_title_is_no_example(
+    client: Client, make_document: MakeDocument
+) -> None:
+    make_document(title="Interaction with dynamic features", body="Name resolution occurs at runtime.")
+    make_document(title="Name resolution", body="Name resolution of free variables occurs at runtime.")
+
+    assert example_questions(client.get("/").content.decode()) == [
+        "What should I know about name resolution?"
+    ]
+
+
 def test_example_titles_are_escaped(client: Client, make_document: MakeDocument) -> None:
-    make_document(title='<script>window.__pwned = 1</script> "quoted" topic')
+    make_document(
+        title='<script>window.__pwned = 1</script> "quoted" topic',
+        body="The quoted topic: <script>window.__pwned = 1</script> is a script.",
+    )
 
     html = client.get("/").content.decode()
 
