@@ -229,6 +229,13 @@ class SupportSentenceSerializer(serializers.Serializer[dict[str, Any]]):
         help_text="Uncited sentences: the original numbers of the retrieved sources (cited or dropped) "
         "scoring at least min_score, best first; empty otherwise.",
     )
+    passages = serializers.DictField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2),
+        required=False,
+        help_text="For each cited source scoring at least min_score (by final number), the passage of its "
+        "excerpt that backs the sentence: [start, end) offsets into the source's excerpt. Absent from "
+        "records computed before passages were kept.",
+    )
 
 
 class SupportFallbackSerializer(serializers.Serializer[dict[str, str]]):
