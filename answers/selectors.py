@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
+from answers.excerpts import quote_spans
 from answers.models import Answer, AnswerSource, Chunk, Document
 from answers.rendering import render_answer_html
 from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
@@ -95,10 +96,43 @@ def answer_references(answer: Answer) -> list[dict[str, Any]]:
     return [reference_payload(s, s.final_number or 0) for s in final]
 
 
+def answer_quotes(answer: Answer) -> dict[str, list[str]]:
+    """Done: the native-citation quotes of each final source that has any, by final number (as a string)."""
+    if answer.status != Answer.Status.DONE:
+        return {}
+    return {
+        str(s.final_number): list(s.quotes)
+        for s in sorted(answer.sources.all(), key=lambda s: s.final_number or 0)
+        if s.final_number is not None and s.quotes
+    }
+
+
+def source_passages(answer: Answer) -> dict[int, list[tuple[int, int]]]:
+    """Done: by final number, the spans of each source's excerpt that back the answer.
+
+    Its native-citation quotes found in the excerpt, and the passages the support record
+    names for the sentences that cite it (once the record is computed).
+    """
+    if answer.status != Answer.Status.DONE:
+        return {}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    excerpts: dict[int, str] = {}
+    for source in answer.sources.all():
+        if source.final_number is not None:
+            excerpts[source.final_number] = source.excerpt
+            spans[source.final_number] = quote_spans(source.excerpt, source.quotes or [])
+    for sentence in (answer.support or {}).get("sentences", []):
+        for number, span in (sentence.get("passages") or {}).items():
+            if int(number) in spans and len(span) == 2:
+                spans[int(number)].append((int(span[0]), int(span[1])))
+    return {number: found for number, found in spans.items() if found}
+
+
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
+    `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
     """
     references = answer_references(answer)
     return {
@@ -106,6 +140,7 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "references": references,
         "fallback": answer.fallback,
         "truncated": answer.truncated,
+        "quotes": answer_quotes(answer),
         "html": render_answer_html(
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         ),

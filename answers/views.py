@@ -24,6 +24,7 @@ from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.citations.trail import final_markers
 from answers.conf import conf
+from answers.excerpts import excerpt_pieces
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
@@ -63,8 +64,15 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
     """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
     if answer is None:
         return {"answer": None, "status": "", "references": [], "retrieved": [], "answer_html": ""}
+    passages = selectors.source_passages(answer)
     references = [
-        {**ref, "anchor": source_anchor(ref["number"]), "link": link_url(ref["url"])}
+        {
+            **ref,
+            "anchor": source_anchor(ref["number"]),
+            "link": link_url(ref["url"]),
+            # The excerpt's window, the passages that back the answer marked (answers/excerpts.py).
+            "excerpt_pieces": excerpt_pieces(ref["excerpt"], passages.get(ref["number"], ())),
+        }
         for ref in selectors.answer_references(answer)
     ]
     done = answer.status == Answer.Status.DONE
