@@ -116,10 +116,8 @@ def source_passages(answer: Answer) -> dict[int, list[tuple[int, int]]]:
     if answer.status != Answer.Status.DONE:
         return {}
     spans: dict[int, list[tuple[int, int]]] = {}
-    excerpts: dict[int, str] = {}
     for source in answer.sources.all():
         if source.final_number is not None:
-            excerpts[source.final_number] = source.excerpt
             spans[source.final_number] = quote_spans(source.excerpt, source.quotes or [])
     for sentence in (answer.support or {}).get("sentences", []):
         for number, span in (sentence.get("passages") or {}).items():

@@ -8,13 +8,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseRedirect,
-    JsonResponse,
-)
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
 from django.utils.cache import patch_cache_control
