@@ -109,8 +109,10 @@ def finish_record(
     final = dict(scores)
     for pair in quoted_pairs(inputs.sentences, inputs.sources, inputs.quotes):
         final[pair] = 1.0
-    cited_pairs = [(i, n) for i, n in inputs.pairs if inputs.sentences[i].cited]
-    passages = backing_passages(inputs.sentences, inputs.sources, inputs.quotes, cited_pairs, inputs.idf)
+    # Passages only where the record shows them: cited sources at or over the bar (rounding aside).
+    bar = min_score - 1e-4
+    supported = [(i, n) for i, n in inputs.pairs if inputs.sentences[i].cited and final.get((i, n), 0) >= bar]
+    passages = backing_passages(inputs.sentences, inputs.sources, inputs.quotes, supported, inputs.idf)
     return build_record(
         method=method,
         min_score=min_score,

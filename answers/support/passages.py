@@ -7,7 +7,8 @@ excerpt that says what the sentence says, as offsets into the excerpt:
   excerpt (whitespace runs matching any whitespace) and sharing content words with
   the sentence: the quote's span (of several, the one sharing the most words; ties,
   the first);
-- else the excerpt's sentence (answers.support.sentences) whose words cover the
+- else the excerpt's sentence (closing punctuation before whitespace, or a blank line, ends
+  one) whose words cover the
   most of the sentence's weighted content terms (the lexical score, whatever
   method scored the pair; ties, the first), when it covers any.
 
@@ -21,9 +22,10 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from answers.support.lexical import UNIFORM, Idf, content_words, excerpt_stems, sentence_terms, terms_score
+from answers.retrieval.query import stem, tokenize
+from answers.support.lexical import UNIFORM, Idf, content_words, sentence_terms, terms_score
 from answers.support.record import Pair, SourceText
-from answers.support.sentences import Sentence, split_sentences
+from answers.support.sentences import Sentence
 
 Span = tuple[int, int]
 
@@ -37,9 +39,39 @@ def quote_span(excerpt: str, quote: str) -> Span | None:
     return (found.start(), found.end()) if found else None
 
 
+# Where an excerpt's sentence ends: closing punctuation (and closing quotes or brackets) before
+# whitespace or the end, or a blank line. Plainer than the answer's splitter
+# (answers.support.sentences, which knows markers and code): an excerpt has neither, and this
+# runs for every supported citation.
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|\Z)|\n[ \t]*\n")
+
+# Words recur across an excerpt's sentences and across answers: each is stemmed once.
+_stem = lru_cache(maxsize=16384)(stem)
+
+
+def _sentence_spans(excerpt: str) -> list[Span]:
+    spans: list[Span] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(excerpt):
+        stop = end.start() if end.group()[0] == "\n" else end.end()
+        spans.append((start, stop))
+        start = end.end()
+    spans.append((start, len(excerpt)))
+    trimmed = []
+    for a, b in spans:
+        piece = excerpt[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        if piece.strip():
+            trimmed.append((a + lead, b - (len(piece) - len(piece.rstrip()))))
+    return trimmed
+
+
 @lru_cache(maxsize=256)
-def _excerpt_sentences(excerpt: str) -> tuple[tuple[Span, frozenset[str]], ...]:
-    return tuple(((s.start, s.end), excerpt_stems(s.body)) for s in split_sentences(excerpt))
+def excerpt_sentences(excerpt: str) -> tuple[tuple[Span, frozenset[str]], ...]:
+    """Each sentence of an excerpt: its span, and the stems of its words (as excerpt_stems)."""
+    return tuple(
+        ((a, b), frozenset(map(_stem, set(tokenize(excerpt[a:b]))))) for a, b in _sentence_spans(excerpt)
+    )
 
 
 def best_passage(
@@ -56,7 +88,7 @@ def best_passage(
     if best is not None:
         return best[1]
     terms = sentence_terms(sentence.body, idf)
-    scored = [(terms_score(terms, stems), span) for span, stems in _excerpt_sentences(excerpt)]
+    scored = [(terms_score(terms, stems), span) for span, stems in excerpt_sentences(excerpt)]
     top = max((score for score, _ in scored), default=0.0)
     return next((span for score, span in scored if score == top), None) if top > 0 else None
 
