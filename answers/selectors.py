@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import enum
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Prefetch
+from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
-from answers.models import Answer, AnswerSource
+from answers.excerpts import quote_spans
+from answers.models import Answer, AnswerSource, Chunk, Document
 from answers.rendering import render_answer_html
+from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 from answers.retrieval.types import RetrievedSource
 
 
@@ -112,10 +116,41 @@ def answer_references(answer: Answer) -> list[dict[str, Any]]:
     return [reference_payload(s, s.final_number or 0) for s in final]
 
 
+def answer_quotes(answer: Answer) -> dict[str, list[str]]:
+    """Done: the native-citation quotes of each final source that has any, by final number (as a string)."""
+    if answer.status != Answer.Status.DONE:
+        return {}
+    return {
+        str(s.final_number): list(s.quotes)
+        for s in sorted(answer.sources.all(), key=lambda s: s.final_number or 0)
+        if s.final_number is not None and s.quotes
+    }
+
+
+def source_passages(answer: Answer) -> dict[int, list[tuple[int, int]]]:
+    """Done: by final number, the spans of each source's excerpt that back the answer.
+
+    Its native-citation quotes found in the excerpt, and the passages the support record
+    names for the sentences that cite it (once the record is computed).
+    """
+    if answer.status != Answer.Status.DONE:
+        return {}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for source in answer.sources.all():
+        if source.final_number is not None:
+            spans[source.final_number] = quote_spans(source.excerpt, source.quotes or [])
+    for sentence in (answer.support or {}).get("sentences", []):
+        for number, span in (sentence.get("passages") or {}).items():
+            if int(number) in spans and len(span) == 2:
+                spans[int(number)].append((int(span[0]), int(span[1])))
+    return {number: found for number, found in spans.items() if found}
+
+
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
+    `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
     """
     references = answer_references(answer)
     return {
@@ -123,7 +158,78 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "references": references,
         "fallback": answer.fallback,
         "truncated": answer.truncated,
+        "quotes": answer_quotes(answer),
         "html": render_answer_html(
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         ),
     }
+
+
+@dataclass(frozen=True)
+class FirstScreen:
+    """What the ask page tells a newcomer: how much the answers are drawn from, and what to ask."""
+
+    documents: int
+    last_updated: datetime | None
+    examples: list[str]
+
+
+EXAMPLE_QUESTIONS = 4
+EXAMPLE_TITLE_MAX = 80
+EXAMPLE_CANDIDATES = 3  # documents looked at per example
+
+
+def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
+    """The corpus's size and last update, and up to `examples` questions about documents spread over it.
+
+    Deterministic and cheap whatever the corpus's size: one aggregate query, then for each example
+    a primary-key lookup (the first few documents at or after one of `examples` evenly spaced ids)
+    and a check of that document's chunks; so the same corpus always offers the same questions,
+    and they range over its topics.
+    """
+    corpus = Document.objects.order_by().aggregate(
+        documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
+    )
+    titles: dict[int, str] = {}
+    if corpus["documents"]:
+        low, high = corpus["low"], corpus["high"]
+        for index in range(examples):
+            at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
+            candidates = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
+            for pk, title in candidates[:EXAMPLE_CANDIDATES]:
+                if pk not in titles and _good_example(pk, title.strip()):
+                    titles[pk] = title.strip()
+                    break
+    questions = list(dict.fromkeys(example_question(title) for title in titles.values()))
+    return FirstScreen(documents=corpus["documents"], last_updated=corpus["last_updated"], examples=questions)
+
+
+def _good_example(document_id: int, title: str) -> bool:
+    """A title short enough for a button, whose words the document's own text uses.
+
+    A question is answered from what a document's passages say, not from its title: a
+    document titled "Interaction with dynamic features" whose text never says "dynamic" gets
+    no cited answer to a question about dynamic features, so it makes no example.
+    """
+    words = [w for w in tokenize(title) if w not in STOPWORDS and w not in WEAK_TERMS]
+    if not words or len(title) > EXAMPLE_TITLE_MAX:
+        return False
+    # Compared by the start a word shares with its stem: "properties" finds "property" too.
+    found = Q()
+    for word in words:
+        base = stem(word)
+        shared = next((i for i, (a, b) in enumerate(zip(word, base, strict=False)) if a != b), len(base))
+        found &= Q(text__icontains=word[: max(shared, 1)])
+    return Chunk.objects.filter(found, document_id=document_id).exists()
+
+
+def example_question(title: str) -> str:
+    """A question about a document, from its title: "The with statement" asks about "the with statement".
+
+    A title in sentence case loses its capital ("Coroutines" → "coroutines"); one in title case or
+    starting with a name keeps it as written ("Format String Syntax", "pdb — The Python Debugger").
+    """
+    first, *rest = title.split() or [""]
+    if first[:1].isupper() and first[1:].islower() and not any(w[:1].isupper() for w in rest):
+        title = title[0].lower() + title[1:]
+    return f"What should I know about {title}?"

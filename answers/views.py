@@ -17,18 +17,24 @@ from django.http import (
     JsonResponse,
 )
 from django.template.response import TemplateResponse
+from django.templatetags.static import static
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.citations.trail import final_markers
+from answers.conf import conf
+from answers.excerpts import excerpt_pieces
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.rendering import link_url, render_answer_html, source_anchor
 from answers.sse.channels import events_url, stream_refusal
+
+FAVICON_MAX_AGE = 24 * 60 * 60
 
 
 def _ping_database() -> None:
@@ -60,8 +66,15 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
     """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
     if answer is None:
         return {"answer": None, "status": "", "references": [], "retrieved": [], "answer_html": ""}
+    passages = selectors.source_passages(answer)
     references = [
-        {**ref, "anchor": source_anchor(ref["number"]), "link": link_url(ref["url"])}
+        {
+            **ref,
+            "anchor": source_anchor(ref["number"]),
+            "link": link_url(ref["url"]),
+            # The excerpt's window, the passages that back the answer marked (answers/excerpts.py).
+            "excerpt_pieces": excerpt_pieces(ref["excerpt"], passages.get(ref["number"], ())),
+        }
         for ref in selectors.answer_references(answer)
     ]
     done = answer.status == Answer.Status.DONE
@@ -83,10 +96,32 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
     }
 
 
+def _ask_page(request: HttpRequest, form: AskForm, status: int = 200) -> HttpResponse:
+    """The ask page's first screen: the form, what answers are drawn from, example questions."""
+    context = {"form": form, "first_screen": selectors.first_screen_get(), **_answer_context(None)}
+    return _page(request, "answers/ask.html", context, status)
+
+
 @require_GET
 def ask_page(request: HttpRequest) -> HttpResponse:
-    """The ask page: a question form; its script streams the answer, and it works without it."""
-    return _page(request, "answers/ask.html", {"form": AskForm(), **_answer_context(None)})
+    """The ask page: a question form; its script streams the answer, and it works without it.
+
+    `?q=` fills the question box (an example question chosen without JavaScript, a shared link).
+    """
+    question = request.GET.get("q", "")[: conf.MAX_QUESTION_LENGTH]
+    return _ask_page(request, AskForm(initial={"question": question}))
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers ask for on pages that link no icon (admin, the API's): the icon.
+
+    A temporary redirect, cached for a day: the static URL carries a content hash once
+    collected, and a permanent redirect would outlive the file it names.
+    """
+    response = HttpResponseRedirect(static("answers/favicon.ico"))
+    patch_cache_control(response, public=True, max_age=FAVICON_MAX_AGE)
+    return response
 
 
 def _throttled(request: HttpRequest) -> int | None:
@@ -108,15 +143,11 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     request.user = user
     form = AskForm(request.POST)
     if not form.is_valid():
-        return await sync_to_async(_page)(
-            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 400
-        )
+        return await sync_to_async(_ask_page)(request, form, 400)
     retry_after = _throttled(request)
     if retry_after is not None:
         form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        refused = await sync_to_async(_page)(
-            request, "answers/ask.html", {"form": form, **_answer_context(None)}, 429
-        )
+        refused = await sync_to_async(_ask_page)(request, form, 429)
         refused["Retry-After"] = str(retry_after)
         return refused
     answer = await flow.ask(

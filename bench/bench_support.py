@@ -168,6 +168,7 @@ def _cost(excerpts: dict[str, str]) -> dict[str, float]:
     from answers.support.corpus import corpus_idf
     from answers.support.lexical import content_words, excerpt_stems
     from answers.support.methods import finish_record, lexical_scores, support_inputs
+    from answers.support.passages import excerpt_sentences
 
     question = "How does the with statement call __enter__ and __exit__ on a context manager?"
     text, sources = _answer(excerpts, ["with", "context-managers", "try", "raise", "exceptions"])
@@ -192,6 +193,7 @@ def _cost(excerpts: dict[str, str]) -> dict[str, float]:
         idf = corpus_idf(words)
         looked_up = time.perf_counter()
         excerpt_stems.cache_clear()
+        excerpt_sentences.cache_clear()  # the backing passages' excerpt sentences (passages.py)
         began, began_cpu = time.perf_counter(), time.thread_time()
         inputs = support_inputs(text, sources, idf=idf)
         record = finish_record(inputs, lexical_scores(inputs), method="lexical", min_score=0.5)

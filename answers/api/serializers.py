@@ -11,7 +11,7 @@ from answers.api.schema import SOME_TEXT
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
-from answers.selectors import answer_references
+from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
 
 
@@ -132,6 +132,7 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     truncated = serializers.BooleanField(
         help_text="The provider stopped at its length limit: the answer is complete as stored but cut short."
     )
+    quotes = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -142,6 +143,17 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     @extend_schema_field(ReferenceSerializer(many=True))
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
         return answer_references(answer)
+
+    @extend_schema_field(
+        serializers.DictField(
+            child=serializers.ListField(child=serializers.CharField()),
+            help_text="Once done: the passages a provider with native citations (anthropic) quoted from "
+            "each final source, by final number; sources without quotes are left out ({} for other "
+            "providers).",
+        )
+    )
+    def get_quotes(self, answer: Answer) -> dict[str, list[str]]:
+        return answer_quotes(answer)
 
     @extend_schema_field(AnswerErrorSerializer(allow_null=True))
     def get_error(self, answer: Answer) -> dict[str, str] | None:
@@ -228,6 +240,13 @@ class SupportSentenceSerializer(serializers.Serializer[dict[str, Any]]):
         child=serializers.IntegerField(),
         help_text="Uncited sentences: the original numbers of the retrieved sources (cited or dropped) "
         "scoring at least min_score, best first; empty otherwise.",
+    )
+    passages = serializers.DictField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2),
+        required=False,
+        help_text="For each cited source scoring at least min_score (by final number), the passage of its "
+        "excerpt that backs the sentence: [start, end) offsets into the source's excerpt. Absent from "
+        "records computed before passages were kept.",
     )
 
 

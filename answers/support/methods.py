@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from answers.providers.base import ProviderError
 from answers.support.lexical import UNIFORM, Idf, excerpt_stems, sentence_terms, terms_score
+from answers.support.passages import backing_passages
 from answers.support.quotes import quoted_pairs
 from answers.support.record import Pair, SourceText, build_record, wanted_pairs
 from answers.support.sentences import Sentence, split_sentences
@@ -104,10 +105,14 @@ def finish_record(
     min_score: float,
     fallback: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The record from a method's scores, verified quotes raised to 1.0."""
+    """The record from a method's scores, verified quotes raised to 1.0, with the backing passages."""
     final = dict(scores)
     for pair in quoted_pairs(inputs.sentences, inputs.sources, inputs.quotes):
         final[pair] = 1.0
+    # Passages only where the record shows them: cited sources at or over the bar (rounding aside).
+    bar = min_score - 1e-4
+    supported = [(i, n) for i, n in inputs.pairs if inputs.sentences[i].cited and final.get((i, n), 0) >= bar]
+    passages = backing_passages(inputs.sentences, inputs.sources, inputs.quotes, supported, inputs.idf)
     return build_record(
         method=method,
         min_score=min_score,
@@ -115,6 +120,7 @@ def finish_record(
         sources=inputs.sources,
         scores=final,
         fallback=fallback,
+        passages=passages,
     )
 
 

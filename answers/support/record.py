@@ -1,7 +1,7 @@
 """The support record (API.md, trail `support`) from sentences, sources and scores (pure).
 
     {"method", "min_score", "fallback",
-     "sentences": [{"text", "start", "end", "cited", "scores", "verdict", "grounded_by"}]}
+     "sentences": [{"text", "start", "end", "cited", "scores", "verdict", "grounded_by", "passages"}]}
 
 - `cited`: the final numbers the sentence's markers cite, in written order.
 - `scores`: `{"<final number>": score}` for each cited source, rounded to 4 places.
@@ -10,6 +10,9 @@
 - `grounded_by`: for an uncited sentence, the original numbers of the retrieved
   sources (cited or dropped) scoring at least `min_score` against it, best first
   (ties: lower original number first); empty for the other verdicts.
+- `passages`: `{"<final number>": [start, end]}` for each cited source scoring at least
+  `min_score` whose excerpt has a passage backing the sentence: offsets into that source's
+  excerpt (answers.support.passages); `{}` when none.
 - `fallback`: null, or `{"method", "reason"}` when the configured method failed
   and `method` is the one that stood in for it (API.md's field lists are minimums).
 
@@ -75,17 +78,22 @@ def build_record(
     sources: Sequence[SourceText],
     scores: Mapping[Pair, float],
     fallback: Mapping[str, str] | None = None,
+    passages: Mapping[Pair, tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
-    """The JSON-ready support record; a pair missing from `scores` scores 0."""
+    """The JSON-ready support record; a pair missing from `scores` scores 0, from `passages` has none."""
     finals = by_final_number(sources)
     out = []
     for index, sentence in enumerate(sentences):
         cited_scores: dict[str, float] = {}
+        backing: dict[str, list[int]] = {}
         grounded_by: list[int] = []
         for number in sentence.cited:
             source = finals.get(number)
             score = scores.get((index, source.original_number), 0.0) if source else 0.0
             cited_scores[str(number)] = _round(score)
+            passage = (passages or {}).get((index, source.original_number)) if source else None
+            if passage is not None and _round(score) >= min_score:
+                backing[str(number)] = list(passage)
         if not sentence.cited:
             verdict = UNCITED
             ranked = sorted(
@@ -106,6 +114,7 @@ def build_record(
                 "scores": cited_scores,
                 "verdict": verdict,
                 "grounded_by": grounded_by,
+                "passages": backing,
             }
         )
     return {

@@ -111,8 +111,9 @@
     this.permalinkBlock.hidden = false;
   };
 
-  // One source's li: numbered (the Sources list) or not (the retrieved list).
-  function sourceItem(ref, number) {
+  // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` (at `done`)
+  // are the passages of its excerpt to mark (static/answers/excerpts.js).
+  function sourceItem(ref, number, quotes) {
     const li = document.createElement("li");
     if (number !== null) {
       li.id = "source-" + number;
@@ -132,11 +133,7 @@
     }
     li.append(title);
     if (ref.excerpt) {
-      const excerpt = document.createElement("p");
-      excerpt.className = "source-excerpt";
-      const text = String(ref.excerpt);
-      excerpt.textContent = text.length > 200 ? text.slice(0, 199) + "…" : text;
-      li.append(excerpt);
+      li.append(window.sourceExcerpt(ref.excerpt, quotes));
     }
     return li;
   }
@@ -146,12 +143,12 @@
     return Number.isInteger(number) && number >= 1 ? number : null;
   }
 
-  AnswerView.prototype.renderSources = function (references) {
+  AnswerView.prototype.renderSources = function (references, quotes) {
     const items = [];
     for (const ref of Array.isArray(references) ? references : []) {
       const number = numberOf(ref);
       if (number !== null) {
-        items.push(sourceItem(ref, number));
+        items.push(sourceItem(ref, number, quotes && quotes[String(number)]));
       }
     }
     this.sources.replaceChildren(...items);
@@ -242,7 +239,7 @@
     } else {
       this.text.textContent = String(payload.text || "");
     }
-    this.renderSources(payload.references);
+    this.renderSources(payload.references, payload.quotes);
     this.setRetrieved([]);
     this.fallback.hidden = !payload.fallback;
     this.truncated.hidden = payload.truncated !== true;

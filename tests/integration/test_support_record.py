@@ -39,7 +39,7 @@ FAITHFUL = (
     "Each teacup holds exactly one hundred millilitres of kelp tea [1]."
 )
 
-SENTENCE_KEYS = {"text", "start", "end", "cited", "scores", "verdict", "grounded_by"}
+SENTENCE_KEYS = {"text", "start", "end", "cited", "scores", "verdict", "grounded_by", "passages"}
 
 
 @pytest.fixture
@@ -88,6 +88,11 @@ def test_a_sentence_copied_from_source_1_but_marked_2_is_unsupported(admin_clien
     assert second["scores"]["2"] < support["min_score"]
     assert answer.final_text[second["start"] : second["end"]] == second["text"]
     assert second["text"].endswith("[2].")  # the marker after the sentence belongs to it
+    # The supported citation names the passage of its source that says it; the unsupported one none.
+    start, end = first["passages"]["1"]
+    excerpt = answer.sources.get(final_number=1).excerpt
+    assert "carved from driftwood by coastal carpenters" in excerpt[start:end]
+    assert second["passages"] == {}
 
     html = page(admin_client, answer)
     assert sentence_spans(html) == [

@@ -33,7 +33,7 @@ def test_the_record_has_the_api_shape():
     assert set(record) == {"method", "min_score", "fallback", "sentences"}
     assert (record["method"], record["min_score"], record["fallback"]) == ("lexical", 0.5, None)
     first = record["sentences"][0]
-    assert set(first) == {"text", "start", "end", "cited", "scores", "verdict", "grounded_by"}
+    assert set(first) == {"text", "start", "end", "cited", "scores", "verdict", "grounded_by", "passages"}
     assert first == {
         "text": "First [1].",
         "start": 0,
@@ -42,6 +42,7 @@ def test_the_record_has_the_api_shape():
         "scores": {"1": 0.9},
         "verdict": "supported",
         "grounded_by": [],
+        "passages": {},
     }
 
 
