@@ -195,18 +195,16 @@ def _split(text: str) -> tuple[list[str], set[int]]:
 
     The parts alternate text and candidate: parts[i] for odd i is a candidate,
     parts[i - 1] the text before it and parts[i + 1] the text after.
-    The set holds the i of candidates inside code or with a range out of bounds.
+    Code is text: a candidate inside a code span or block stays in the text
+    around it. The set holds the i of candidates with a range out of bounds.
     """
-    parts = _SPLIT.split(text)
     excluded: set[int] = set()
+    if _SPLIT.search(text) is None:  # (no candidate: where code is does not matter)
+        return [text], excluded
+    code = _code(text) if "`" in text or "~~~" in text else []
+    parts = _split_prose(text, code) if code else _SPLIT.split(text)
     if len(parts) == 1:
         return parts, excluded
-    code = _code(text) if "`" in text or "~~~" in text else []
-    if code:
-        starts = list(accumulate(map(len, parts)))[0:-1:2]  # where each candidate starts
-        for start, end in code:
-            first, stop = bisect_left(starts, start), bisect_left(starts, end)
-            excluded.update(range(2 * first + 1, 2 * stop + 1, 2))
     # Each distinct candidate with a range is checked once.
     out_of_bounds = {
         written
@@ -216,6 +214,32 @@ def _split(text: str) -> tuple[list[str], set[int]]:
     if out_of_bounds:
         excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
     return parts, excluded
+
+
+def _split_prose(text: str, code: list[tuple[int, int]]) -> list[str]:
+    """_SPLIT.split(text) without the candidates inside `code` (they stay in the text around them).
+
+    Each stretch of prose between code is split on its own, from the last
+    character of the code before it: a candidate looks one character back
+    (a backslash, a line start) and one on (a "(", a ":"), never contains a
+    backtick or a line break, and the last character of code opens none (a
+    backtick, or the end of a fence's closing line, followed by a line break).
+    So a stretch has the candidates one split of the whole text finds in it,
+    and cutting only the prose costs no position lookups for the candidates.
+    """
+    parts: list[str] = []
+    copied = 0  # text[copied:] is not in `parts` yet
+    prose = 0  # where the current stretch of prose starts
+    for start, end in [*code, (len(text), len(text))]:
+        if text.find("[", prose, start) >= 0:
+            stretch = _SPLIT.split(text[prose - 1 if prose else 0 : start])
+            if len(stretch) > 1:
+                parts.append(text[copied:prose] + (stretch[0][1:] if prose else stretch[0]))
+                parts += stretch[1:-1]
+                copied = start - len(stretch[-1])
+        prose = end
+    parts.append(text[copied:])
+    return parts
 
 
 def scan_markers(text: str) -> list[Marker]:
@@ -281,18 +305,77 @@ def _strip_pass(
     text: str, count: int, stripped: list[int], trace: StripTrace | None = None
 ) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
+    text, joins, _ = _full_pass(text, count, stripped, trace, split=False)
+    return text, joins
+
+
+_Split = tuple[list[str], set[int]]
+
+
+def _full_pass(
+    text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
+) -> tuple[str, list[int], _Split | None]:
+    """_strip_pass, and (if `split`) the _split() of the new text where the pass can tell it without
+    cutting again."""
     parts, excluded = _split(text)
-    if trace is None:
-        joins = _edit_pass(parts, excluded, count, stripped)
-        return (text, []) if joins is None else ("".join(parts), joins)
-    edited = parts.copy()
-    joins = _edit_pass(edited, excluded, count, stripped)
-    trace.full_pass(parts, excluded, edited)
-    return (text, []) if joins is None else ("".join(edited), joins)
+    edited = parts if trace is None else parts.copy()
+    removed = _edit_pass(edited, excluded, count, stripped)
+    if trace is not None:
+        trace.full_pass(parts, excluded, edited)
+    if removed is None:
+        return text, [], (edited, excluded)
+    text = "".join(edited)
+    if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
+        return text, [], (edited, excluded)
+    # A removed candidate is "": it ends where it joined. (Sums of the stretches
+    # between removals: most candidates stay, and a list of every end costs more.)
+    joins: list[int] = []
+    end = previous = 0
+    for i in removed:
+        end += sum(map(len, edited[previous:i]))
+        joins.append(end)
+        previous = i
+    if not split or not _joins_alone(text, joins):
+        return text, joins, None
+    return text, joins, _joined(edited, excluded, removed)
+
+
+def _joins_alone(text: str, joins: list[int]) -> bool:
+    """Whether no marker candidate of `text` reaches a join: none starts right after it, none before
+    it reads up to it (its members, its closing bracket and the one character after).
+
+    Then the removals changed no candidate of the pass but the removed ones (a
+    candidate's fate depends on one character before its bracket, its own
+    characters and one after), and formed none.
+    """
+    previous = 0
+    for join in joins:
+        if text.startswith("[", join):
+            return False
+        i = join - 1
+        if i >= previous and text[i] == "]":
+            i -= 1
+        while i >= previous and text[i] in _CONTENT:
+            i -= 1
+        # Past the previous join, this walk goes on as that join's did, which met no "[".
+        if i >= previous and text[i] == "[":
+            return False
+        previous = join
+    return True
+
+
+def _joined(parts: list[str], excluded: set[int], removed: list[int]) -> _Split:
+    """The split of "".join(parts) once the (emptied) candidates at `removed` are gone, and their
+    neighbours joined, when _joins_alone() holds."""
+    out = parts[: removed[0]]
+    for i, following in zip(removed, [*removed[1:], len(parts)], strict=True):
+        out[-1] += parts[i + 1]
+        out += parts[i + 2 : following]
+    return out, {i - 2 * bisect_left(removed, i) for i in excluded}
 
 
 def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[int]) -> list[int] | None:
-    """Strip the markers among `parts` in place; returns where each removal joined the text.
+    """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
 
     None when no marker changed.
     """
@@ -322,14 +405,13 @@ def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[
             parts[i + 1] = parts[i + 1].lstrip(" \t")
         parts[i] = ""
         removed.append(i)
-    if not removed:
-        return []
-    ends = list(accumulate(map(len, parts)))
-    return [ends[i] for i in removed]  # a removed candidate is "": it ends where it joined
+    return removed
 
 
 def _verdict(members: tuple[int, ...], count: int) -> tuple[str, list[int]] | None:
     """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
+    if not members or (min(members) > 0 and max(members) <= count):  # (none: a range out of bounds)
+        return None
     kept = [v for v in members if _in_range(v, count)]
     if len(kept) == len(members):
         return None
@@ -502,20 +584,40 @@ def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace |
 
     `trace` (the trail's) hears of every pass and what it found.
     """
+    global _handoff
     stripped: list[int] = []
     while True:
-        text, joins = _strip_pass(text, source_count, stripped, trace)
+        text, joins, split = _full_pass(text, source_count, stripped, trace)
         draft = _Draft(text)
         while joins and not _changes_code(draft, joins):
             joins = _local_pass(draft, joins, source_count, stripped, trace)
+        if draft.edits():
+            split = None
         text = draft.text()
         if trace is not None:
             trace.drafted(draft)
         if not joins:
+            _handoff = (text, split) if split is not None else None
             return StripResult(text, stripped)
 
 
 # --- Finalizing ------------------------------------------------------------------
+#
+# Finalize always follows strip, on the very string strip returned; strip has
+# cut that text already (its last pass's parts, with the removed markers
+# joined), so it hands the cut on instead of finalize cutting it again: the
+# text it was made for (compared by identity, so nothing but strip's own
+# result matches) and the split. One slot, the last strip's; a miss only costs
+# the cut.
+_handoff: tuple[str, _Split] | None = None
+
+
+def _split_for_finalize(text: str) -> _Split:
+    handoff = _handoff
+    if handoff is not None and handoff[0] is text:
+        parts, excluded = handoff[1]
+        return parts.copy(), excluded
+    return _split(text)
 
 
 def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
@@ -524,7 +626,7 @@ def finalize_citations(text: str, sources: Sequence[T]) -> Finalized[T]:
     Raises ValueError on a member outside 1..len(sources): strip first.
     """
     count = len(sources)
-    parts, excluded = _split(text)
+    parts, excluded = _split_for_finalize(text)
     if len(excluded) == len(parts) // 2:
         return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
     kept_as_is = {i: parts[i] for i in excluded}

@@ -245,7 +245,7 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     if answer.status == Answer.Status.DONE:
         await publisher.done(answer)
         # Stored and published: the support record is computed off the answer's path.
-        support.start(answer.id)
+        support.start(answer)
     return answer
 
 

@@ -4,7 +4,7 @@ and the support record computed after `done`."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -203,13 +203,19 @@ def answer_fail(
     return Answer.objects.get(id=answer_id)
 
 
-def answer_support(*, answer_id: uuid.UUID, record: dict[str, Any]) -> bool:
-    """Store a done answer's support record and the counts the admin filters on; False if not done."""
-    dropped = set(
-        AnswerSource.objects.filter(answer_id=answer_id, status=AnswerSource.Status.DROPPED).values_list(
-            "original_number", flat=True
+def answer_support(
+    *, answer_id: uuid.UUID, record: dict[str, Any], dropped: Collection[int] | None = None
+) -> bool:
+    """Store a done answer's support record and the counts the admin filters on; False if not done.
+
+    `dropped`: the original numbers of its dropped sources, when the caller has them (else read).
+    """
+    if dropped is None:
+        dropped = set(
+            AnswerSource.objects.filter(answer_id=answer_id, status=AnswerSource.Status.DROPPED).values_list(
+                "original_number", flat=True
+            )
         )
-    )
     summary = summarize(record, dropped)
     updated = Answer.objects.filter(id=answer_id, status=Answer.Status.DONE).update(
         support=record,

@@ -6,6 +6,15 @@ shutdown waits for it within its grace and tests can wait for it) and stored
 with the counts the admin filters on (store.answer_support). Nothing here can
 fail or delay the answer: any failure is logged and leaves `support` null
 (`manage.py check_support` fills it in later).
+
+Off the answer's path means off its resources too. The record is computed from
+the answer as the pipeline just stored it (its text and loaded sources, not
+read back), and its database work (the corpus weights, the store) passes a
+gate of its own, one at a time: the pipeline's gate stays with the answers in
+flight. A burst of answers therefore never waits behind the records of those
+done before it (holding the pipeline's gate while queued for asgiref's one
+thread, they slowed 200 concurrent JSON asks: bench/bench_concurrency.py); the
+records follow, in turn.
 """
 
 from __future__ import annotations
@@ -19,17 +28,27 @@ from asgiref.sync import SyncToAsync
 
 from answers import db
 from answers.conf import conf
+from answers.models import Answer
 from answers.pipeline import lifecycle, store
-from answers.support.compute import get_support_method, load_inputs_for
+from answers.support.compute import AnswerTexts, answer_texts, get_support_method, inputs_from
 from answers.support.methods import support_record
 
 logger = logging.getLogger(__name__)
 
+# The gate of the records' database work, and how many pass it at once: one, as they run on one
+# thread anyway outside a request (see _context), and the answers in flight come first.
+GATE, GATE_SIZE = "support", 1
 
-def start(answer_id: uuid.UUID) -> asyncio.Task[None]:
-    """Compute and store `answer_id`'s support record in the background; returns the tracked task."""
-    task = asyncio.get_running_loop().create_task(check(answer_id), context=_context())
-    lifecycle.track_after_done(answer_id, task)
+
+def start(answer: Answer) -> asyncio.Task[None]:
+    """Compute and store the support record of `answer` (done, sources loaded) in the background.
+
+    Returns the tracked task.
+    """
+    # What the record is computed from, read now: the caller goes on with the answer object.
+    texts = answer_texts(answer)
+    task = asyncio.get_running_loop().create_task(check(answer.id, texts), context=_context())
+    lifecycle.track_after_done(answer.id, task)
     return task
 
 
@@ -47,12 +66,19 @@ def _context() -> contextvars.Context:
     return contextvars.copy_context()
 
 
-async def check(answer_id: uuid.UUID) -> None:
+async def check(answer_id: uuid.UUID, texts: AnswerTexts) -> None:
     """Compute and store the record; a failure is logged, never raised (the answer stays as it is)."""
-    gate, size = "pipeline", conf.PIPELINE_DB_WORKERS
     try:
-        inputs = await db.run_db(load_inputs_for, answer_id, gate=gate, size=size)
-        record = await support_record(inputs, method=get_support_method(), min_score=conf.SUPPORT_MIN)
-        await db.run_db(store.answer_support, gate=gate, size=size, answer_id=answer_id, record=record)
+        method = get_support_method()
+        inputs = await db.run_db(inputs_from, texts, gate=GATE, size=GATE_SIZE)
+        record = await support_record(inputs, method=method, min_score=conf.SUPPORT_MIN)
+        await db.run_db(
+            store.answer_support,
+            gate=GATE,
+            size=GATE_SIZE,
+            answer_id=answer_id,
+            record=record,
+            dropped=texts.dropped,
+        )
     except Exception:
         logger.exception("answer %s: support record not computed (left null)", answer_id)

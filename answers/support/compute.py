@@ -10,15 +10,14 @@ the answer, is the caller's part.
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.utils.module_loading import import_string
 
 from answers.conf import conf
-from answers.models import Answer
+from answers.models import Answer, AnswerSource
 from answers.providers.registry import get_provider
 from answers.support.corpus import corpus_idf
 from answers.support.judge import JudgeMethod
@@ -48,18 +47,36 @@ def load_inputs(answer: Answer) -> SupportInputs:
     """What the methods read about `answer`: its final text, its sources and the corpus weights."""
     if answer.status != Answer.Status.DONE:
         raise ValueError(f"Answer {answer.pk} is {answer.status}: support is computed for done answers only.")
+    return inputs_from(answer_texts(answer))
+
+
+@dataclass(frozen=True)
+class AnswerTexts:
+    """What the record is computed from, as stored for a done answer (read from its loaded sources)."""
+
+    text: str  # the final text
+    sources: list[SourceText]  # in retrieval order
+    quotes: dict[int, list[str]]  # by original number
+    dropped: frozenset[int]  # original numbers of the sources dropped as uncited
+
+
+def answer_texts(answer: Answer) -> AnswerTexts:
+    """`answer`'s AnswerTexts; its sources are read from the prefetched rows when there are some."""
     rows = sorted(answer.sources.all(), key=lambda s: s.original_number)
-    sources = [SourceText(s.original_number, s.final_number, s.excerpt) for s in rows]
-    # Quotes live on the trail once the native-citations provider stores them.
-    quotes = {s.original_number: list(getattr(s, "quotes", None) or []) for s in rows}
-    inputs = support_inputs(answer.final_text, sources, quotes=quotes)
+    return AnswerTexts(
+        text=answer.final_text,
+        sources=[SourceText(s.original_number, s.final_number, s.excerpt) for s in rows],
+        # Quotes live on the trail once the native-citations provider stores them.
+        quotes={s.original_number: list(getattr(s, "quotes", None) or []) for s in rows},
+        dropped=frozenset(s.original_number for s in rows if s.status == AnswerSource.Status.DROPPED),
+    )
+
+
+def inputs_from(texts: AnswerTexts) -> SupportInputs:
+    """The method inputs: sentences, wanted pairs and the corpus weights of the sentences' words."""
+    inputs = support_inputs(texts.text, texts.sources, quotes=texts.quotes)
     words = [w for sentence in inputs.sentences for w in content_words(sentence.body)]
     return replace(inputs, idf=corpus_idf(words))
-
-
-def load_inputs_for(answer_id: uuid.UUID) -> SupportInputs:
-    """load_inputs for the answer with this id (its sources fetched in one more query)."""
-    return load_inputs(Answer.objects.prefetch_related("sources").get(pk=answer_id))
 
 
 def compute_support(
@@ -77,7 +94,7 @@ def compute_support(
 async def acompute_support(
     answer: Answer, *, method: SupportMethod | None = None, min_score: float | None = None
 ) -> dict[str, Any]:
-    """compute_support for async callers (the pipeline, after `done`)."""
+    """compute_support for async callers."""
     inputs = await sync_to_async(load_inputs)(answer)
     return await support_record(
         inputs,
