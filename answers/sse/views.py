@@ -22,7 +22,7 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from answers import selectors
-from answers.sse import stream
+from answers.sse import replay, stream
 from answers.sse.channels import Admitted, channel_for, stream_access
 
 
@@ -90,7 +90,7 @@ def _open_stream(
         return error
     reader = Admitted(frozenset(channels))
     try:
-        first = stream.read_events(event_request, reader)
+        first = replay.first_read(event_request, reader, answer_id)
     except EventPermissionError:
         return event_request, reader, None  # the stream reports it in its own wire format
     return event_request, reader, first
