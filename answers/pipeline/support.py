@@ -17,7 +17,7 @@ import uuid
 
 from asgiref.sync import SyncToAsync
 
-from answers import db
+from answers import db, metrics
 from answers.conf import conf
 from answers.pipeline import lifecycle, store
 from answers.support.compute import get_support_method, load_inputs_for
@@ -53,6 +53,7 @@ async def check(answer_id: uuid.UUID) -> None:
     try:
         inputs = await db.run_db(load_inputs_for, answer_id, gate=gate, size=size)
         record = await support_record(inputs, method=get_support_method(), min_score=conf.SUPPORT_MIN)
-        await db.run_db(store.answer_support, gate=gate, size=size, answer_id=answer_id, record=record)
+        if await db.run_db(store.answer_support, gate=gate, size=size, answer_id=answer_id, record=record):
+            metrics.support_outcomes(record)
     except Exception:
         logger.exception("answer %s: support record not computed (left null)", answer_id)
