@@ -9,7 +9,10 @@ the streams open at that moment.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -244,3 +247,19 @@ def test_a_multiprocess_directory_that_is_not_there_fails_its_check(monkeypatch:
     with override_settings(ANSWERS_METRICS_TOKEN="token"):
         ids = [m.id for m in run_checks() if m.id and m.id.startswith("answers.")]
     assert ids == ["answers.E029"]
+
+
+def test_a_killed_processs_open_streams_are_forgotten_by_the_next_process(tmp_path: Path) -> None:
+    from answers.metrics import _forget_dead_processes
+
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead, alive = int(finished.stdout), os.getpid()
+    for pid in (dead, alive):
+        (tmp_path / f"gauge_livesum_{pid}.db").write_bytes(b"")
+        (tmp_path / f"counter_{pid}.db").write_bytes(b"")
+    _forget_dead_processes(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"counter_{dead}.db", f"counter_{alive}.db", f"gauge_livesum_{alive}.db"]
+    ), "a dead process's counts stay in the sums; its open streams do not"
