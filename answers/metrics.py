@@ -77,10 +77,8 @@ STAGE_SECONDS = Histogram(
 OPEN_STREAMS = Gauge(
     "answers_open_streams", "Event streams open, over every live server process.", multiprocess_mode="livesum"
 )
-for _outcome in OUTCOMES:
-    CITATION_OUTCOMES.labels(outcome=_outcome)
-for _stage in STAGES:
-    STAGE_SECONDS.labels(stage=_stage)
+# Series are created when first counted, not at import: in multiprocess mode each process that
+# creates one leaves a file, and management commands (cron) would leave one per run.
 
 
 # --- counting (called by the pipeline and the streams)
