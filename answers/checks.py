@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import math
+import os
 import re
 from collections.abc import Sequence
 from datetime import timedelta
@@ -16,6 +18,8 @@ from django.utils.module_loading import import_string
 from answers.citations.normalize import DIALECTS
 from answers.conf import EMBEDDINGS, PROVIDERS, SUPPORT_METHODS, conf
 
+# A bearer token: printable ASCII, no spaces (RFC 6750 allows fewer characters still).
+_TOKEN = re.compile(r"[!-~]+")
 _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
 
@@ -157,4 +161,38 @@ def check_embeddings(app_configs: Sequence[AppConfig] | None = None, **kwargs: A
         )
     if conf.PGVECTOR_INDEX not in ("hnsw", "none"):
         errors.append(Error("ANSWERS_PGVECTOR_INDEX must be 'hnsw' or 'none'.", id="answers.E024"))
+    return errors
+
+
+@register()
+def check_operations(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
+    """Event retention and metrics (answers.metrics): ids E027-E029."""
+    errors: list[CheckMessage] = []
+    if not 0 <= conf.EVENT_RETENTION < math.inf:
+        errors.append(
+            Error(
+                f"ANSWERS_EVENT_RETENTION is {conf.EVENT_RETENTION!r}: it must be seconds, 0 or more.",
+                hint="The default, 604800, keeps an answer's events for 7 days after it finishes.",
+                id="answers.E027",
+            )
+        )
+    token = conf.METRICS_TOKEN
+    if token and not _TOKEN.fullmatch(token):
+        errors.append(
+            Error(
+                "ANSWERS_METRICS_TOKEN must be printable ASCII without spaces (it is sent in an "
+                "Authorization header).",
+                hint="Generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+                id="answers.E028",
+            )
+        )
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    if token and directory and not (os.path.isdir(directory) and os.access(directory, os.W_OK)):
+        errors.append(
+            Error(
+                f"PROMETHEUS_MULTIPROC_DIR is {directory!r}, which is not a writable directory.",
+                hint="Create it (empty) before the server processes start, and empty it on each deploy.",
+                id="answers.E029",
+            )
+        )
     return errors

@@ -168,5 +168,16 @@ class AnswersSettings:
         """ "hnsw" (an HNSW cosine index per dimension) or "none" (PostgreSQL scans every vector)."""
         return str(getattr(settings, "ANSWERS_PGVECTOR_INDEX", "hnsw") or "hnsw")
 
+    # --- Operations: event retention (manage.py trim_events), metrics (answers.metrics) ---
+    @property
+    def EVENT_RETENTION(self) -> float:
+        """Seconds after an answer finishes before `trim_events` deletes its stored events."""
+        return float(getattr(settings, "ANSWERS_EVENT_RETENTION", 604800.0))
+
+    @property
+    def METRICS_TOKEN(self) -> str:
+        """The bearer token `GET /metrics` asks for; empty: no metrics endpoint (404)."""
+        return str(getattr(settings, "ANSWERS_METRICS_TOKEN", "") or "")
+
 
 conf = AnswersSettings()

@@ -22,7 +22,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 ORDER = [
-    "citations", "retrieval", "pipeline", "latency", "events", "streams", "concurrency",
+    "citations", "retrieval", "pipeline", "latency", "events", "retention", "streams", "concurrency",
     "live", "support", "dense", "markdown",
 ]  # fmt: skip
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.

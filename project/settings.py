@@ -276,6 +276,10 @@ ANSWERS_EMBEDDING_DIMENSIONS = int(env_number("ANSWERS_EMBEDDING_DIMENSIONS", 0,
 ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
 # "hnsw" (approximate, fast) or "none" (exact scan): a pgvector built for another CPU dies building it.
 ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
+# Seconds after an answer finishes before `manage.py trim_events` deletes its stored events (7 days).
+ANSWERS_EVENT_RETENTION = env_number("ANSWERS_EVENT_RETENTION", 604800.0)
+# GET /metrics (answers/metrics.py) answers only `Authorization: Bearer <this>`; unset: 404.
+ANSWERS_METRICS_TOKEN = os.environ.get("ANSWERS_METRICS_TOKEN", "")
 
 REST_FRAMEWORK = {
     # The token first: when a request carries `Authorization: Token ...` it decides who asks (a bad

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from answers.metrics import metrics_view
 from answers.views import favicon, healthz
 
 # Under /api/ even Django's own errors (no such URL, a crash) answer in JSON (with DEBUG off).
@@ -15,6 +16,7 @@ handler500 = "answers.api.errors.server_error"
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("favicon.ico", favicon, name="favicon"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from its own URL and the template has

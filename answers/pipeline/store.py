@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from answers import selectors
+from answers import metrics, selectors
 from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
@@ -80,6 +80,7 @@ def answer_create(
             idempotency_scope=idempotency.scope if idempotency else "",
         )
         AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
+    metrics.stage_times({"retrieval": retrieval_ms})
     return answer
 
 
@@ -148,6 +149,7 @@ def answer_complete(
                     sources[number].quotes = list(passages)
             extra = ("quotes",)
         store_source_outcomes(list(sources.values()), extra=extra)
+    metrics.answer_done(answer, trail)
     return answer
 
 
@@ -200,7 +202,9 @@ def answer_fail(
         total_ms=total_ms,
         finished_at=timezone.now(),
     )
-    return Answer.objects.get(id=answer_id)
+    answer = Answer.objects.get(id=answer_id)
+    metrics.answer_failed(answer)
+    return answer
 
 
 def answer_support(
@@ -236,10 +240,10 @@ def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]
     stale = list(
         Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
         .order_by("created_at")
-        .values_list("id", "delivery")
+        .values_list("id", "delivery", "provider")
     )
     reaped = []
-    for answer_id, delivery in stale:
+    for answer_id, delivery, provider in stale:
         updated = Answer.objects.filter(id=answer_id, status__in=in_flight, heartbeat_at__lt=cutoff).update(
             status=Answer.Status.FAILED,
             error_kind=ErrorKind.STALE,
@@ -249,6 +253,7 @@ def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]
         if not updated:
             continue  # it finished, or beat, meanwhile
         reaped.append(answer_id)
+        metrics.answer_finished(status=Answer.Status.FAILED, provider=provider, delivery=delivery)
         # The process that ran its publisher is gone: the stored delivery says who listens.
         if delivery == Answer.Delivery.SSE:
             publish_error(answer_id, STALE_MESSAGE)

@@ -26,7 +26,7 @@ import uuid
 
 from asgiref.sync import SyncToAsync
 
-from answers import db
+from answers import db, metrics
 from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store
@@ -72,13 +72,14 @@ async def check(answer_id: uuid.UUID, texts: AnswerTexts) -> None:
         method = get_support_method()
         inputs = await db.run_db(inputs_from, texts, gate=GATE, size=GATE_SIZE)
         record = await support_record(inputs, method=method, min_score=conf.SUPPORT_MIN)
-        await db.run_db(
+        if await db.run_db(
             store.answer_support,
             gate=GATE,
             size=GATE_SIZE,
             answer_id=answer_id,
             record=record,
             dropped=texts.dropped,
-        )
+        ):
+            metrics.support_outcomes(record)
     except Exception:
         logger.exception("answer %s: support record not computed (left null)", answer_id)

@@ -28,7 +28,7 @@ from django_eventstream.eventstream import EventPermissionError, get_events
 from django_eventstream.utils import make_id, sse_encode_error, sse_encode_event
 from django_eventstream.views import Listener, get_listener_manager
 
-from answers import db
+from answers import db, metrics
 from answers.conf import conf
 from answers.sse.channels import Admitted
 
@@ -73,6 +73,7 @@ async def stream(
     """
     listener.user_id = event_request.user.pk if event_request.user else "anonymous"
     manager = get_listener_manager()
+    metrics.stream_opened()
     try:
         opening = OPENING
         while True:
@@ -118,6 +119,7 @@ async def stream(
                 return
             event_request.channel_last_ids = dict(last_ids)
     finally:
+        metrics.stream_closed()
         unlisten(listener)
 
 

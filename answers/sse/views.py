@@ -19,7 +19,7 @@ from django_eventstream.eventstream import EventPermissionError
 from django_eventstream.utils import add_default_headers, sse_error_response
 from django_eventstream.views import events as eventstream_events
 
-from answers.sse import stream
+from answers.sse import replay, stream
 from answers.sse.channels import Admitted, channel_for, stream_refusal
 
 
@@ -78,7 +78,7 @@ def _open_stream(
         return error
     reader = Admitted(frozenset(channels))
     try:
-        first = stream.read_events(event_request, reader)
+        first = replay.first_read(event_request, reader, answer_id)
     except EventPermissionError:
         return event_request, reader, None  # the stream reports it in its own wire format
     return event_request, reader, first

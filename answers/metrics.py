@@ -1,0 +1,204 @@
+"""Prometheus metrics (the official prometheus-client) and `GET /metrics`.
+
+The pipeline counts where it already decides: answers.pipeline.store (an answer done or
+failed, its citation outcomes, its stage times), answers.pipeline.support (the support
+record's outcomes) and answers.sse.stream (open streams). Each call here is a few
+microseconds (an in-memory or mmap'd float; BENCHMARKS.md, "Metrics").
+
+Several server processes: with PROMETHEUS_MULTIPROC_DIR set (an empty directory, per
+machine, before the processes start), prometheus-client keeps each process's values in
+files there and any process's `/metrics` adds them all up (its multiprocess collector):
+counters and histograms summed over every process that ever ran since the directory was
+emptied, `answers_open_streams` over the live ones (`livesum`). A process that exits
+removes its live gauge files (mark_process_dead, at exit); one that was killed is
+cleaned up by the next process to start on the machine.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import hmac
+import os
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import prometheus_client
+from django.http import Http404, HttpRequest, HttpResponse
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
+
+from answers.citations.trail import SourceStatus, Trail
+from answers.conf import conf
+from answers.support.record import UNCITED, UNSUPPORTED
+
+if TYPE_CHECKING:
+    from answers.models import Answer
+
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # no `*_created` series
+
+MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+
+# What citation finalizing and the support check decided (CITATIONS.md; API.md "Metrics").
+DROPPED_SOURCE = "dropped_source"  # a retrieved source no marker cited, left out of the final list
+RENUMBERED_SOURCE = "renumbered_source"  # a cited source whose final number is not its retrieval number
+FALLBACK = "fallback"  # an answer citing nothing, listing every retrieved source
+STRIPPED_MEMBER = "stripped_member"  # a marker member naming no retrieved source, removed
+NORMALIZED_MARKER = "normalized_marker"  # a marker in another dialect, rewritten as [n]
+UNSUPPORTED_CITATION = "unsupported_citation"  # a sentence's cited source scoring under the bar
+GROUNDED_UNCITED = "grounded_uncited"  # a sentence without a marker that a retrieved source grounds
+OUTCOMES = (
+    DROPPED_SOURCE,
+    RENUMBERED_SOURCE,
+    FALLBACK,
+    STRIPPED_MEMBER,
+    NORMALIZED_MARKER,
+    UNSUPPORTED_CITATION,
+    GROUNDED_UNCITED,
+)
+STAGES = ("retrieval", "first_piece", "generation", "total")
+# From a fast lexical retrieval (milliseconds) to a slow model's whole answer (a minute or more).
+STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+
+ANSWERS = Counter(
+    "answers", "Answers finished, by outcome, provider and delivery path.", ["status", "provider", "delivery"]
+)
+CITATION_OUTCOMES = Counter(
+    "answers_citation_outcomes",
+    "What citation finalizing and the support check decided, one per source, marker member or sentence.",
+    ["outcome"],
+)
+STAGE_SECONDS = Histogram(
+    "answers_stage_seconds",
+    "Time to retrieve (every answer), to the first piece of text, of generation and in all (done answers).",
+    ["stage"],
+    buckets=STAGE_BUCKETS,
+)
+OPEN_STREAMS = Gauge(
+    "answers_open_streams", "Event streams open, over every live server process.", multiprocess_mode="livesum"
+)
+# Series are created when first counted, not at import: in multiprocess mode each process that
+# creates one leaves a file, and management commands (cron) would leave one per run.
+
+
+# --- counting (called by the pipeline and the streams)
+
+
+def answer_finished(*, status: str, provider: str, delivery: str) -> None:
+    ANSWERS.labels(status=status, provider=provider, delivery=delivery).inc()
+
+
+def citation_outcomes(counts: Mapping[str, int]) -> None:
+    for outcome, count in counts.items():
+        if count:
+            CITATION_OUTCOMES.labels(outcome=outcome).inc(count)
+
+
+def stage_times(milliseconds: Mapping[str, float | None]) -> None:
+    for stage, value in milliseconds.items():
+        if value is not None:
+            STAGE_SECONDS.labels(stage=stage).observe(value / 1000)
+
+
+def answer_done(answer: Answer, trail: Trail) -> None:
+    """A done answer: its count, what finalizing decided, and how long each stage took."""
+    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+    sources = trail.sources
+    citation_outcomes(
+        {
+            DROPPED_SOURCE: sum(s.status == SourceStatus.DROPPED for s in sources),
+            RENUMBERED_SOURCE: sum(s.final_number not in (None, s.original_number) for s in sources),
+            FALLBACK: int(trail.fallback),
+            STRIPPED_MEMBER: len(trail.stripped),
+            NORMALIZED_MARKER: len(trail.normalized),
+        }
+    )
+    stage_times(
+        {"first_piece": answer.first_piece_ms, "generation": answer.generation_ms, "total": answer.total_ms}
+    )
+
+
+def answer_failed(answer: Answer) -> None:
+    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+
+
+def support_outcomes(record: Mapping[str, Any]) -> None:
+    """A support record's unsupported citations (sentence, cited source under the bar) and grounded
+    uncited sentences."""
+    bar = record.get("min_score", 0.0)
+    sentences = record.get("sentences", [])
+    citation_outcomes(
+        {
+            UNSUPPORTED_CITATION: sum(
+                score < bar
+                for s in sentences
+                if s["verdict"] == UNSUPPORTED
+                for score in s["scores"].values()
+            ),
+            GROUNDED_UNCITED: sum(s["verdict"] == UNCITED and bool(s["grounded_by"]) for s in sentences),
+        }
+    )
+
+
+def stream_opened() -> None:
+    OPEN_STREAMS.inc()
+
+
+def stream_closed() -> None:
+    OPEN_STREAMS.dec()
+
+
+# --- process bookkeeping (multiprocess mode)
+
+_LIVE_GAUGE_FILE = re.compile(r"gauge_live\w+?_(\d+)\.db")
+
+
+def _forget_dead_processes(directory: str) -> None:
+    """Remove the live gauge files of processes that no longer run (killed, so no atexit ran)."""
+    for path in glob.glob(os.path.join(directory, "gauge_live*_*.db")):
+        found = _LIVE_GAUGE_FILE.fullmatch(os.path.basename(path))
+        if found is None:
+            continue
+        pid = int(found.group(1))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
+        except PermissionError:
+            pass  # another user's process: alive
+
+
+if MULTIPROC_DIR and os.path.isdir(MULTIPROC_DIR):
+    _forget_dead_processes(MULTIPROC_DIR)
+    atexit.register(multiprocess.mark_process_dead, os.getpid(), MULTIPROC_DIR)
+
+
+# --- GET /metrics
+
+
+def registry() -> Any:
+    """Every process's values (multiprocess mode), or this process's."""
+    if not MULTIPROC_DIR:
+        return prometheus_client.REGISTRY
+    collected = CollectorRegistry()
+    multiprocess.MultiProcessCollector(collected, MULTIPROC_DIR)  # type: ignore[no-untyped-call]
+    return collected
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus text format, for `Authorization: Bearer <ANSWERS_METRICS_TOKEN>` only; 404 while unset."""
+    token = conf.METRICS_TOKEN
+    if not token:
+        raise Http404("No metrics here.")
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip().encode(), token.encode()):
+        response = HttpResponse(
+            "Metrics need Authorization: Bearer <ANSWERS_METRICS_TOKEN>.\n",
+            status=401,
+            content_type="text/plain",
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(
+        prometheus_client.generate_latest(registry()), content_type=prometheus_client.CONTENT_TYPE_LATEST
+    )
