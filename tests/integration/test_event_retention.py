@@ -133,7 +133,7 @@ async def test_the_events_url_of_a_json_path_answer_replays_its_outcome(
         failed = await client.post("/api/answers/", json={"question": ZEBRA_QUESTION, "stream": False})
         assert (done.status_code, failed.status_code) == (201, 502), (done.text, failed.text)
         done_id, failed_id = done.json()["id"], failed.json()["id"]
-        trail = (await client.get(f"/api/answers/{done_id}/trail/", headers=live.auth("staff"))).json()
+        trail = (await client.get(f"/api/answers/{done_id}/trail/", headers=live.auth("reviewer"))).json()
         done_stream = await read_stream(client, events_url(live, done_id))
         failed_stream = await read_stream(client, events_url(live, failed_id, "0"))
 

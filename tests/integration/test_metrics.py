@@ -92,7 +92,9 @@ def outcome(scraped: dict[Any, float], name: str) -> float:
 async def support_record(client: httpx.AsyncClient, url: str, answer_id: str, live: LiveServer) -> Any:
     deadline = time.monotonic() + READ_TIMEOUT_S
     while time.monotonic() < deadline:
-        trail = (await client.get(f"{url}/api/answers/{answer_id}/trail/", headers=live.auth("staff"))).json()
+        trail = (
+            await client.get(f"{url}/api/answers/{answer_id}/trail/", headers=live.auth("reviewer"))
+        ).json()
         if trail["support"] is not None:
             return trail
         await asyncio.sleep(0.05)
