@@ -31,7 +31,8 @@ its rows to the ones already there for other settings).
 A/B: the same measure (variant `project`) for the code of a git revision (exported
 with `git archive` to a temporary directory, run with its own bench script) and for
 this checkout, in turns (A B, B A, A B...: a drifting machine weighs on both
-alike); the pairs go to their own table in the section (RESULTS_streams_ab.json).
+alike); each session's pairs go to a table of their own in the section
+(RESULTS_streams_ab.json keeps every session).
 """
 
 from __future__ import annotations
@@ -322,8 +323,7 @@ def write(rows: list[dict[str, Any]]) -> None:
             f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}"
             + (f". Server log: {logged}" if logged else "")
         )
-    ab = json.loads(AB_FILE.read_text()) if AB_FILE.exists() else None
-    if ab:
+    for ab in _ab_sessions():
         _write_ab(report, ab)
     for r in rows:
         if r.get("profile"):
@@ -335,6 +335,14 @@ def write(rows: list[dict[str, Any]]) -> None:
             report()
             report.table(["function", "share"], [[f"`{n}`", f"{share:.0%}"] for n, share in r["profile"]])
     report.write()
+
+
+def _ab_sessions() -> list[dict[str, Any]]:
+    """The A/B sessions measured so far, oldest first (a file of one session, from before: a list of it)."""
+    if not AB_FILE.exists():
+        return []
+    sessions = json.loads(AB_FILE.read_text())
+    return sessions if isinstance(sessions, list) else [sessions]
 
 
 def _write_ab(report: Report, ab: dict[str, Any]) -> None:
@@ -437,7 +445,8 @@ def main() -> None:
     if ROWS_FILE.exists() and not args.fresh:
         rows = json.loads(ROWS_FILE.read_text())
     if args.ab:
-        AB_FILE.write_text(json.dumps(ab_runs(args.ab, int(args.streams), args.rounds), indent=1) + "\n")
+        sessions = [*_ab_sessions(), ab_runs(args.ab, int(args.streams), args.rounds)]
+        AB_FILE.write_text(json.dumps(sessions, indent=1) + "\n")
         write(rows)
         return
     with StubOpenAIServer() as stub:
