@@ -170,6 +170,10 @@ async def hold_and_release(
         if any(e.t >= released_at for e in r.events)
     ]
     out["first_live"] = first_live
+    # The `delta` itself (the first live event is a `cite` since the live display: issue 17).
+    out["delta_live"] = [
+        d.t - released_at for r in results if (d := r.first("delta")) is not None and d.t >= released_at
+    ]
     out["delivered"] = delivered
     out["got_done"] = len(delivered)
     out["streams"] = streams
@@ -261,6 +265,7 @@ def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any
         "first_live_p95_ms": round(percentile(m["first_live"], 0.95) * 1000, 1) if m["first_live"] else None,
         "first_live_max_ms": round(max(m["first_live"]) * 1000, 1) if m["first_live"] else None,
         "first_live_n": len(m["first_live"]),
+        "delta_p95_ms": round(percentile(m["delta_live"], 0.95) * 1000, 1) if m.get("delta_live") else None,
         "client_cpu_s": round(m["client_cpu_s"], 2),
         "profile": m["profile"],
         "rss_idle_mb": round(m["idle"]["rss_kb"] / 1024, 1),
@@ -351,16 +356,21 @@ def _write_ab(report: Report, ab: dict[str, Any]) -> None:
     report(
         f"A/B, {ab['streams']:,} streams on 1 answer (`--ab {ab['base']}`, {ab['when']}): the code at "
         f"`{ab['base']}` (A) and this checkout (B), one server each in turn (order per round in the "
-        "table), same machine, same session. Broadcast = the `delta` every stream gets."
+        "table), same machine, same session. Broadcast = the first live event every stream gets (the "
+        "`cite` before the `delta`); `delta` p95: the `delta` itself (`-`: not measured in that session)."
     )
     report()
     report.table(
         ["round", "order", "A broadcast p50 / p95 (ms)", "B broadcast p50 / p95 (ms)", "B/A p95",
+         "`delta` p95 A / B (ms)", "`done` p95 A / B (ms)", "server CPU A / B (s)",
          "A threads held", "B threads held", "A / B per stream (KiB)", "load average at A / B start"],
         [
             [i + 1, p["order"], f"{p['a']['first_live_p50_ms']} / {p['a']['first_live_p95_ms']}",
              f"{p['b']['first_live_p50_ms']} / {p['b']['first_live_p95_ms']}",
              f"{p['b']['first_live_p95_ms'] / p['a']['first_live_p95_ms']:.2f}",
+             f"{p['a'].get('delta_p95_ms', '-')} / {p['b'].get('delta_p95_ms', '-')}",
+             f"{p['a']['p95_ms']} / {p['b']['p95_ms']}",
+             f"{p['a']['release_cpu_s']} / {p['b']['release_cpu_s']}",
              f"{p['a']['threads_held']:,}", f"{p['b']['threads_held']:,}",
              f"{p['a']['kb_per_stream']} / {p['b']['kb_per_stream']}", f"{p['a_load']} / {p['b_load']}"]
             for i, p in enumerate(pairs)
@@ -393,6 +403,8 @@ def ab_runs(base: str, streams: int, rounds: int) -> dict[str, Any]:
             check=True, capture_output=True,
         ).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", str(checkout_a)], input=archive, check=True)
+        # The same measure on both sides: this checkout's script, the revision's app.
+        shutil.copy(Path(__file__), checkout_a / "bench" / "bench_streams.py")
 
         def measure(checkout: Path, extra: list[str]) -> tuple[dict[str, Any], float]:
             load = _load_average()
