@@ -25,6 +25,14 @@ Variants: `project` (the app as it is) and `stock` (django-eventstream as
 shipped: DjangoModelStorage and the package's events view, bench/stock_settings.py).
 Results: bench/RESULTS_streams.md (a run with other --variants/--streams adds
 its rows to the ones already there for other settings).
+
+    .venv/bin/python bench/bench_streams.py --ab c4cba90 --streams 2000 --rounds 3
+
+A/B: the same measure (variant `project`) for the code of a git revision (exported
+with `git archive` to a temporary directory, run with its own bench script) and for
+this checkout, in turns (A B, B A, A B...: a drifting machine weighs on both
+alike); each session's pairs go to a table of their own in the section
+(RESULTS_streams_ab.json keeps every session).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -55,6 +64,9 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 # broadcast whose delivery is timed) and `done`.
 PIECES = ["Zebras live in grassland habitat [1] and savanna [2]."]
 ROWS_FILE = harness.BENCH / "RESULTS_streams.json"
+AB_FILE = harness.BENCH / "RESULTS_streams_ab.json"
+# Under this many server threads with 2,000 streams open (issue 19: no thread per idle stream).
+THREADS_TARGET = 50
 RELEASE_WAIT_S = 20.0
 
 
@@ -158,6 +170,10 @@ async def hold_and_release(
         if any(e.t >= released_at for e in r.events)
     ]
     out["first_live"] = first_live
+    # The `delta` itself (the first live event is a `cite` since the live display: issue 17).
+    out["delta_live"] = [
+        d.t - released_at for r in results if (d := r.first("delta")) is not None and d.t >= released_at
+    ]
     out["delivered"] = delivered
     out["got_done"] = len(delivered)
     out["streams"] = streams
@@ -249,6 +265,7 @@ def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any
         "first_live_p95_ms": round(percentile(m["first_live"], 0.95) * 1000, 1) if m["first_live"] else None,
         "first_live_max_ms": round(max(m["first_live"]) * 1000, 1) if m["first_live"] else None,
         "first_live_n": len(m["first_live"]),
+        "delta_p95_ms": round(percentile(m["delta_live"], 0.95) * 1000, 1) if m.get("delta_live") else None,
         "client_cpu_s": round(m["client_cpu_s"], 2),
         "profile": m["profile"],
         "rss_idle_mb": round(m["idle"]["rss_kb"] / 1024, 1),
@@ -311,6 +328,8 @@ def write(rows: list[dict[str, Any]]) -> None:
             f"- {r['variant']}, {r['streams']:,} streams ({r['when']}): streams without `done`: {detail}"
             + (f". Server log: {logged}" if logged else "")
         )
+    for ab in _ab_sessions():
+        _write_ab(report, ab)
     for r in rows:
         if r.get("profile"):
             report()
@@ -321,6 +340,99 @@ def write(rows: list[dict[str, Any]]) -> None:
             report()
             report.table(["function", "share"], [[f"`{n}`", f"{share:.0%}"] for n, share in r["profile"]])
     report.write()
+
+
+def _ab_sessions() -> list[dict[str, Any]]:
+    """The A/B sessions measured so far, oldest first (a file of one session, from before: a list of it)."""
+    if not AB_FILE.exists():
+        return []
+    sessions = json.loads(AB_FILE.read_text())
+    return sessions if isinstance(sessions, list) else [sessions]
+
+
+def _write_ab(report: Report, ab: dict[str, Any]) -> None:
+    pairs = ab["pairs"]
+    report()
+    report(
+        f"A/B, {ab['streams']:,} streams on 1 answer (`--ab {ab['base']}`, {ab['when']}): the code at "
+        f"`{ab['base']}` (A) and this checkout (B), one server each in turn (order per round in the "
+        "table), same machine, same session. Broadcast = the first live event every stream gets (the "
+        "`cite` before the `delta`); `delta` p95: the `delta` itself (`-`: not measured in that session)."
+    )
+    report()
+    report.table(
+        ["round", "order", "A broadcast p50 / p95 (ms)", "B broadcast p50 / p95 (ms)", "B/A p95",
+         "`delta` p95 A / B (ms)", "`done` p95 A / B (ms)", "server CPU A / B (s)",
+         "A threads held", "B threads held", "A / B per stream (KiB)", "load average at A / B start"],
+        [
+            [i + 1, p["order"], f"{p['a']['first_live_p50_ms']} / {p['a']['first_live_p95_ms']}",
+             f"{p['b']['first_live_p50_ms']} / {p['b']['first_live_p95_ms']}",
+             f"{p['b']['first_live_p95_ms'] / p['a']['first_live_p95_ms']:.2f}",
+             f"{p['a'].get('delta_p95_ms', '-')} / {p['b'].get('delta_p95_ms', '-')}",
+             f"{p['a']['p95_ms']} / {p['b']['p95_ms']}",
+             f"{p['a']['release_cpu_s']} / {p['b']['release_cpu_s']}",
+             f"{p['a']['threads_held']:,}", f"{p['b']['threads_held']:,}",
+             f"{p['a']['kb_per_stream']} / {p['b']['kb_per_stream']}", f"{p['a_load']} / {p['b_load']}"]
+            for i, p in enumerate(pairs)
+        ],
+    )  # fmt: skip
+    a95 = [p["a"]["first_live_p95_ms"] for p in pairs]
+    b95 = [p["b"]["first_live_p95_ms"] for p in pairs]
+    ratios = sorted(b / a for a, b in zip(a95, b95, strict=True))
+    all_done = all(p[k]["got_done"] == p[k]["streams"] for p in pairs for k in "ab")
+    report()
+    report(
+        f"Median broadcast p95: A {percentile(a95, 0.5):.1f} ms, B {percentile(b95, 0.5):.1f} ms; "
+        f"B/A per pair {', '.join(f'{r:.2f}' for r in ratios)} (median {percentile(ratios, 0.5):.2f}). "
+        f"Every stream of every run got `done`: {all_done}."
+    )
+
+
+def _load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def ab_runs(base: str, streams: int, rounds: int) -> dict[str, Any]:
+    """Measure `project` at `streams` streams for revision `base` (A) and this checkout (B), in turns."""
+    command = [sys.executable, "bench/bench_streams.py", "--streams", str(streams), "--variants", "project"]
+    pairs = []
+    with tempfile.TemporaryDirectory(prefix="bench-streams-ab-") as tmp:
+        checkout_a = Path(tmp)
+        archive = subprocess.run(
+            ["git", "-C", str(harness.ROOT), "archive", "--format=tar", base],
+            check=True, capture_output=True,
+        ).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(checkout_a)], input=archive, check=True)
+        # The same measure on both sides: this checkout's script, the revision's app.
+        shutil.copy(Path(__file__), checkout_a / "bench" / "bench_streams.py")
+
+        def measure(checkout: Path, extra: list[str]) -> tuple[dict[str, Any], float]:
+            load = _load_average()
+            done = subprocess.run(
+                [*command, *extra], cwd=checkout, check=True, capture_output=True, text=True
+            )
+            lines = [ln for ln in done.stderr.splitlines() if ln.startswith("{")]
+            measured: dict[str, Any] = json.loads(lines[-1])
+            print(f"{checkout}: {lines[-1][:200]}", file=sys.stderr, flush=True)
+            return measured, load
+
+        for round_ in range(rounds):
+            order = "AB" if round_ % 2 == 0 else "BA"
+            got: dict[str, tuple[dict[str, Any], float]] = {}
+            for side in order:
+                got[side] = (
+                    measure(checkout_a, []) if side == "A" else measure(harness.ROOT, ["--print-only"])
+                )
+            pairs.append(
+                {
+                    "order": order,
+                    "a": got["A"][0],
+                    "b": got["B"][0],
+                    "a_load": got["A"][1],
+                    "b_load": got["B"][1],
+                }
+            )
+    return {"base": base, "streams": streams, "when": harness.machine(), "pairs": pairs}
 
 
 def main() -> None:
@@ -334,11 +446,21 @@ def main() -> None:
     parser.add_argument(
         "--profile", action="store_true", help="Sample the server with py-spy at the release."
     )
+    parser.add_argument(
+        "--ab", metavar="REVISION", help="A/B: this git revision's code against this checkout's."
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="A/B pairs to measure.")
+    parser.add_argument("--print-only", action="store_true", help="Print the rows; write no results file.")
     args = parser.parse_args()
     harness.raise_fd_limit()
     rows: list[dict[str, Any]] = []
     if ROWS_FILE.exists() and not args.fresh:
         rows = json.loads(ROWS_FILE.read_text())
+    if args.ab:
+        sessions = [*_ab_sessions(), ab_runs(args.ab, int(args.streams), args.rounds)]
+        AB_FILE.write_text(json.dumps(sessions, indent=1) + "\n")
+        write(rows)
+        return
     with StubOpenAIServer() as stub:
         for variant in filter(None, args.variants.split(",")):
             for count in (int(s) for s in args.streams.split(",")):
@@ -365,6 +487,8 @@ def main() -> None:
                     if (r["variant"], r["streams"], r["answers"]) != (variant, count, args.answers)
                 ]
                 rows.append(new)
+    if args.print_only:
+        return
     rows.sort(key=lambda r: (r["variant"], r["streams"]))
     ROWS_FILE.write_text(json.dumps(rows, indent=1) + "\n")
     write(rows)

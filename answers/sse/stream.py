@@ -4,12 +4,17 @@ The loop is django-eventstream's own (its Listener, ListenerManager, storage,
 ids and wire format, so its clients and its GRIP support work unchanged), with
 what holding thousands of streams in one process needs:
 
-- Database work (the access check, replay reads) is bounded: at most
-  ANSWERS_STREAM_DB_WORKERS streams of a process touch the database at once,
-  and each gives its connection back as soon as its read is done. A waiting
-  stream holds no connection, and a burst of new streams queues for a
-  connection instead of exceeding PostgreSQL's `max_connections` (the stock
-  view opens one per new stream at once; past ~100 they fail with 500s).
+- Database work (the access check, replay reads) is bounded: it runs on a
+  pool of ANSWERS_STREAM_DB_WORKERS threads shared by the process's streams,
+  and each read gives its thread and its connection back as soon as it is
+  done. A burst of new streams queues for a thread instead of exceeding
+  PostgreSQL's `max_connections` (the stock view opens one per new stream at
+  once; past ~100 they fail with 500s).
+- A waiting stream holds no thread and no connection: waiting for the next
+  event (or the keep-alive) is asyncio only, and once the stream is open it
+  gives back the thread Django's ASGI handler keeps for each request
+  (answers.db.release_request_thread), which would otherwise stay, idle, as
+  long as the stream.
 - Live events are checked against the last id the client got: a duplicate is
   skipped, and a gap (an event this process never saw live, e.g. while Redis
   was away) makes the stream re-read the store from its last id, so every
@@ -40,8 +45,8 @@ T = TypeVar("T")
 
 
 async def run_db(fn: Callable[..., T], *args: Any) -> T:
-    """A stream's database work: a few streams at a time, the connection given back after."""
-    return await db.run_db(fn, *args, gate="streams", size=conf.STREAM_DB_WORKERS)
+    """A stream's database work, on the streams' pool: a few at a time, thread and connection given back."""
+    return await db.run_pooled(fn, *args, pool_name="streams", size=conf.STREAM_DB_WORKERS)
 
 
 def read_events(event_request: EventRequest, reader: Admitted) -> EventResponse:
@@ -75,6 +80,9 @@ async def stream(
     manager = get_listener_manager()
     metrics.stream_opened()
     try:
+        # The view and the middleware have returned: nothing of this request needs its thread
+        # until the stream ends, and a stream may stay open for hours.
+        db.release_request_thread()
         opening = OPENING
         while True:
             try:
