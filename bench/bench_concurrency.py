@@ -36,18 +36,6 @@ from sse_client import ask, session
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 PIECES = ["Zebras live in grassland ", "habitat [1] and savanna [2]."]
-DEMO_QUESTIONS = [
-    "How does the with statement work?",
-    "What does the yield statement do?",
-    "How do I write a lambda expression?",
-    "How are exceptions raised with the raise statement?",
-    "What is the assert statement for?",
-    "How does the for loop iterate?",
-    "How do try except finally clauses work?",
-    "What does the global statement declare?",
-    "How does import find and load modules?",
-    "What does nonlocal do?",
-]
 
 
 async def sample(live: Any, gauge: harness.PgGauge, peaks: dict[str, int], stop: asyncio.Event) -> None:
@@ -114,7 +102,7 @@ async def throughput(live: Any, clients: int, seconds: float) -> dict[str, Any]:
             i = k
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                status, _ = await ask(client, live.url, DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)], stream=False)
+                status, _ = await ask(client, live.url, harness.demo_question(i), stream=False)
                 latencies.append(time.perf_counter() - started)
                 if status == 201:
                     done += 1

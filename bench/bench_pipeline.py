@@ -30,23 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "RESULTS_pipeline.md"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_BENCH_DB = "bench_pipeline"
-
-QUESTIONS = [
-    "How does the with statement work?",
-    "What does the yield statement do?",
-    "How do I write a lambda expression?",
-    "How are exceptions raised with the raise statement?",
-    "What is the assert statement for?",
-    "How does the for loop iterate?",
-    "How do try except finally clauses work?",
-    "What does the global statement declare?",
-    "How does import find and load modules?",
-    "What does nonlocal do?",
-]
 
 
 def setup_django(database_url: str) -> None:
@@ -78,7 +69,7 @@ async def measure(rounds: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"retrieval": [], "provider": [], "ask": []}
     provider = get_provider("extractive")
     for _ in range(rounds):
-        for question in QUESTIONS:
+        for question in harness.DEMO_QUESTIONS:
             start = time.perf_counter()
             retrieval = await sync_to_async(retrieve)(
                 question, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES
@@ -142,7 +133,8 @@ def main() -> None:
         "",
         f"`bench/bench_pipeline.py --rounds {args.rounds}`: "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
-        f"load average {load[0]:.2f}/{load[1]:.2f} at start. {len(QUESTIONS) * args.rounds} asks over the "
+        f"load average {load[0]:.2f}/{load[1]:.2f} at start. "
+        f"{len(harness.DEMO_QUESTIONS) * args.rounds} asks over the "
         "demo corpus, one at a time, in one process per database.",
         "",
         "| step | " + " | ".join(f"{_label(db)} median (ms)" for db in results) + " |",

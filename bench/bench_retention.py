@@ -41,18 +41,6 @@ import harness
 from harness import Report
 
 PG_BENCH_DB = "bench_retention"
-QUESTIONS = [
-    "How does the with statement work?",
-    "What does the yield statement do?",
-    "How do I write a lambda expression?",
-    "How are exceptions raised with the raise statement?",
-    "What is the assert statement for?",
-    "How does the for loop iterate?",
-    "How do try except finally clauses work?",
-    "What does the global statement declare?",
-    "How does import find and load modules?",
-    "What does nonlocal do?",
-]
 EVENT_TABLES = ("django_eventstream_event", "django_eventstream_eventcounter")
 
 
@@ -101,7 +89,10 @@ async def ask_all(answers: int, deltas: int) -> dict[str, float]:
     started = time.perf_counter()
     for i in range(answers):
         answer = await flow.ask(
-            question=QUESTIONS[i % len(QUESTIONS)], asker_id=None, publisher=publisher, provider=provider
+            question=harness.demo_question(i),
+            asker_id=None,
+            publisher=publisher,
+            provider=provider,
         )
         assert answer.status == "done", answer.error_message
     await lifecycle.wait_for_background()  # support records

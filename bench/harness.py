@@ -54,6 +54,26 @@ SEED_DOCUMENTS = [
     )
     for i in range(1, 5)
 ]
+# Questions the demo corpus answers, asked in turn by the benchmarks that load it.
+DEMO_QUESTIONS = [
+    "How does the with statement work?",
+    "What does the yield statement do?",
+    "How do I write a lambda expression?",
+    "How are exceptions raised with the raise statement?",
+    "What is the assert statement for?",
+    "How does the for loop iterate?",
+    "How do try except finally clauses work?",
+    "What does the global statement declare?",
+    "How does import find and load modules?",
+    "What does nonlocal do?",
+]
+
+
+def demo_question(i: int) -> str:
+    """The i-th question of a run that asks DEMO_QUESTIONS in turn."""
+    return DEMO_QUESTIONS[i % len(DEMO_QUESTIONS)]
+
+
 SEED_QUESTION = "Zebra habitat guide: where do zebras live?"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from tests.fixtures.anthropic_stub import StubAnthropicServer, served_anthropic
 from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
 from tests.fixtures.live_server import LiveServer, required, served
 from tests.fixtures.providers import StubOpenAIServer
@@ -52,15 +53,26 @@ def chromium_path() -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser_stub(stub: StubOpenAIServer) -> StubOpenAIServer:
-    """The module's stub provider (tests/fixtures/providers.py), under the name browser tests use."""
-    return stub
+def browser_stub(request: pytest.FixtureRequest) -> Iterator[StubOpenAIServer | StubAnthropicServer]:
+    """The module's stub provider, under the name browser tests use: the OpenAI-compatible one
+    (tests/fixtures/providers.py), or Anthropic's in a module that sets `PROVIDER = "anthropic"`."""
+    if getattr(request.module, "PROVIDER", "openai") == "anthropic":
+        with StubAnthropicServer() as server:
+            yield server
+    else:
+        yield request.getfixturevalue("stub")
 
 
 @pytest.fixture(scope="module")
-def browser_server(chromium_path: Path, browser_stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with served(browser_stub) as live:
-        yield live
+def browser_server(
+    chromium_path: Path, browser_stub: StubOpenAIServer | StubAnthropicServer
+) -> Iterator[LiveServer]:
+    if isinstance(browser_stub, StubAnthropicServer):
+        with served_anthropic(browser_stub) as live:
+            yield live
+    else:
+        with served(browser_stub) as live:
+            yield live
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,10 @@ cited answer, and an answer stopped at the length limit says it was cut short.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from playwright.sync_api import Page, expect
 
-from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, served_anthropic
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
+from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.live_server import ZEBRA_QUESTION
 
 ANSWER = "[data-answer]"
 TEXT = "[data-answer-text]"
@@ -18,17 +14,8 @@ SOURCES = "[data-answer-sources] > li"
 TRUNCATED = "[data-answer-truncated]"
 
 
-@pytest.fixture(scope="module")
-def browser_stub() -> Iterator[StubAnthropicServer]:
-    """This module's provider stub: Anthropic's, in place of the OpenAI one."""
-    with StubAnthropicServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser_server(chromium_path: Path, browser_stub: StubAnthropicServer) -> Iterator[LiveServer]:
-    with served_anthropic(browser_stub) as live:
-        yield live
+# This module's provider stub (tests/browser/conftest.py): Anthropic's, in place of the OpenAI one.
+PROVIDER = "anthropic"
 
 
 def ask(page: Page, question: str) -> None:

@@ -4,15 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from playwright.sync_api import Page, expect
 
 from answers.excerpts import excerpt_pieces, quote_spans
-from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, served_anthropic
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
+from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.live_server import ZEBRA_QUESTION
 
 ANSWER = "[data-answer]"
 EXCERPTS = "[data-answer-sources] > li .source-excerpt"
@@ -39,16 +35,8 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser_stub() -> Iterator[StubAnthropicServer]:
-    with StubAnthropicServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser_server(chromium_path: Path, browser_stub: StubAnthropicServer) -> Iterator[LiveServer]:
-    with served_anthropic(browser_stub) as live:
-        yield live
+# This module's provider stub (tests/browser/conftest.py): Anthropic's, in place of the OpenAI one.
+PROVIDER = "anthropic"
 
 
 def test_the_live_page_marks_the_quote_at_done_as_the_permalink_does(

@@ -6,14 +6,12 @@ OpenAI-compatible stub, with real retrieval. The trail keeps what was rewritten.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from answers.models import Answer
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.live_events import assert_live_events, events_of
-from tests.fixtures.live_server import LiveServer, served
+from tests.fixtures.live_server import LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask as ask_streaming
 from tests.fixtures.sse_client import client_for, read_stream
@@ -97,22 +95,16 @@ def test_json_dialects_off_leaves_them_as_text_and_falls_back(
     assert got["fallback"] is True
 
 
-@pytest.fixture(scope="module")
-def server(stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with served(stub) as live:
-        yield live
-
-
 @pytest.mark.parametrize("dialect", ["fullwidth", "label", "footnote"])
 async def test_sse_a_reply_in_a_dialect_finalizes_like_the_same_reply_in_brackets(
-    server: LiveServer, stub: StubOpenAIServer, dialect: str
+    stub_served: LiveServer, stub: StubOpenAIServer, dialect: str
 ) -> None:
     reply, _ = DIALECTS[dialect]
     done = {}
     for text in (CANONICAL_FOR.get(dialect, CANONICAL), reply):
         stub.reset()
         stub.enqueue(Reply(pieces=[text[i : i + 5] for i in range(0, len(text), 5)]))
-        async with client_for(server) as client:
+        async with client_for(stub_served) as client:
             accepted = await ask_streaming(client)
             stream = await read_stream(client, accepted["events_url"])
         assert stream.types[-1] == "done"

@@ -12,27 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage, served
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import Stream, ask, client_for, read_stream, wait_until_finished
 
 
-@pytest.fixture(scope="module")
-def server(stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with served(stub) as live:
-        yield live
-
-
 @pytest.fixture
-def live(server: LiveServer, stub: StubOpenAIServer) -> LiveServer:
-    stub.reset()
-    return server
+def live(stub_live: LiveServer) -> LiveServer:
+    return stub_live
 
 
 def trim_events(live: LiveServer, retention: float = 0) -> str:

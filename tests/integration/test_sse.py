@@ -9,27 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 
 import pytest
 
 from tests.fixtures.live_events import assert_live_events, events_of
-from tests.fixtures.live_server import LiveServer, served
+from tests.fixtures.live_server import LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream, wait_until_finished
 
 
-@pytest.fixture(scope="module")
-def server(stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with served(stub) as live:
-        yield live
-
-
 @pytest.fixture
-def live(server: LiveServer, stub: StubOpenAIServer) -> LiveServer:
-    """The module's server, with the stub reset (no reply queued by an earlier test)."""
-    stub.reset()
-    return server
+def live(stub_live: LiveServer) -> LiveServer:
+    return stub_live
 
 
 # --- order and payloads
