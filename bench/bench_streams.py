@@ -153,6 +153,7 @@ async def hold_and_release(
         profiler = _start_profiler(live.pid) if profile else None
 
         released_at = time.perf_counter()
+        out["released_wall"] = time.time()
         gate.set()
         done, pending = await asyncio.wait(tasks, timeout=RELEASE_WAIT_S)
         out["client_cpu_s"] = time.process_time() - client_cpu_before
@@ -277,6 +278,7 @@ def row(variant: str, db: str, answers: int, m: dict[str, Any]) -> dict[str, Any
         "sessions_held": m["held_sessions"],
         "other_sessions": m["other_sessions"],
         "release_cpu_s": round(m["release_cpu_s"], 2),
+        "released_wall": round(m["released_wall"], 3),
         "errors": {k: v for k, v in m["errors"].items() if v},
         "server_errors": m["server_errors"],
         "duplicates": m["duplicates"],
