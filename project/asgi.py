@@ -12,6 +12,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
 django_application = get_asgi_application()
 
-from answers.pipeline.lifecycle import ServerLifecycle  # noqa: E402  (needs the settings configured above)
+from answers.pipeline.lifecycle import ServerLifecycle, freeze_startup_heap  # noqa: E402  (needs the settings configured above)
 
 application = ServerLifecycle(django_application)
+freeze_startup_heap()

@@ -92,21 +92,14 @@ async def stream(
                 return
             first = None
             last_ids = {channel: int(last) for channel, last in response.channel_last_ids.items()}
-            body, opening = opening, ""
-            if response.channel_reset:
-                body += sse_encode_event(
-                    "stream-reset",
-                    {"channels": sorted(response.channel_reset)},
-                    event_id=make_id(last_ids),
-                    json_encode=True,
-                )
-            for channel, items in response.channel_items.items():
-                for item in items:
-                    last_ids[channel] = int(item.id)
-                    body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+            body, opening = opening + _encode_stored(response, last_ids), ""
+            more = bool(response.channel_more)
+            # The parsed read is not kept while the stream waits: thousands of idle streams
+            # would each hold it (objects the process's full garbage collections walk).
+            del response
             if body:
                 yield body
-            if response.channel_more:
+            if more:
                 continue  # get_events moved the request's ids past this page
             event_request.channel_last_ids = dict(last_ids)
             with manager.lock:
@@ -129,6 +122,23 @@ async def stream(
     finally:
         metrics.stream_closed()
         unlisten(listener)
+
+
+def _encode_stored(response: EventResponse, last_ids: dict[str, int]) -> str:
+    """A read of the store as SSE text (`last_ids` moved past each event), a `stream-reset` first if due."""
+    body = ""
+    if response.channel_reset:
+        body += sse_encode_event(
+            "stream-reset",
+            {"channels": sorted(response.channel_reset)},
+            event_id=make_id(last_ids),
+            json_encode=True,
+        )
+    for channel, items in response.channel_items.items():
+        for item in items:
+            last_ids[channel] = int(item.id)
+            body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+    return body
 
 
 async def _live(listener: Listener, last_ids: dict[str, int]) -> AsyncIterator[str]:
