@@ -10,6 +10,7 @@ admin answer page), nothing becomes a link it should not, and the trail (admin,
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -246,17 +247,32 @@ def test_markdown_payloads_in_an_answer_never_run_nor_load(
     page = trapped
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
-    browser_stub.enqueue(Reply(pieces=MARKDOWN_PIECES, delay_s=0.3))
+    # The stub holds the closing sentence until the page has shown the table while streaming
+    # (without it, `done` could come before the page is looked at).
+    table_seen = threading.Event()
+
+    def hold_after_the_table(index: int, _piece: str, _at: float) -> None:
+        if index == len(MARKDOWN_PIECES) - 1:
+            table_seen.wait(60)
+
+    browser_stub.enqueue(
+        Reply(
+            pieces=[*MARKDOWN_PIECES, "\nWombats sleep by day."], delay_s=0.3, on_piece=hold_after_the_table
+        )
+    )
     page.goto("/")
     page.fill("textarea[name=question]", QUESTION)
     page.click("button[type=submit]")
 
     # While streaming, once the table's last row showed: rendered by the page, inert.
-    page.wait_for_function(
-        """() => document.querySelector("[data-answer]").dataset.answerStatus === "streaming"
-             && document.querySelectorAll("[data-answer-text] table td").length === 4"""
-    )
-    assert_markdown_answer_is_inert(page, requested)
+    try:
+        page.wait_for_function(
+            """() => document.querySelector("[data-answer]").dataset.answerStatus === "streaming"
+                 && document.querySelectorAll("[data-answer-text] table td").length === 4"""
+        )
+        assert_markdown_answer_is_inert(page, requested)
+    finally:
+        table_seen.set()
 
     expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
     assert_markdown_answer_is_inert(page, requested)

@@ -158,7 +158,7 @@ def test_the_server_freezes_what_it_loaded_at_start_and_still_collects_what_come
     try:
         frozen = lifecycle.freeze_startup_heap()
 
-        assert frozen == gc.get_freeze_count() > 10_000
+        assert frozen > 10_000  # the process's modules, classes and URLconf, at least
         assert "answers.api.views" in sys.modules  # the views are loaded before the freeze
         garbage = Node()
         gone = weakref.ref(garbage)
