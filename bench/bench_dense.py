@@ -134,7 +134,8 @@ def _child(db: str, sizes: list[int]) -> dict[str, Any]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 import pgserver
-            server = pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="stop")
+            # "delete", as in tests/fixtures/pgvector.py: cleanup() also unregisters pgserver's atexit hook.
+            server = pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
             env.update(DATABASE_URL=server.get_uri(), DATABASE_POOL_SIZE="0", ANSWERS_PGVECTOR_INDEX="none")
         out = Path(tmp) / "result.json"
         command = [
