@@ -15,6 +15,9 @@ PROVIDERS = {
 }
 SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
 EMBEDDINGS = ("none", "openai")
+# The lowest threshold at which >= 90 % of the labeled off-topic questions retrieve nothing
+# (bench/relevance_labeled.jsonl, curve in bench/RESULTS_relevance.md); see README "Relevance".
+MIN_SCORE_DEFAULT = 0.35
 
 
 class AnswersSettings:
@@ -54,7 +57,7 @@ class AnswersSettings:
 
     @property
     def MIN_SCORE(self) -> float:
-        return float(getattr(settings, "ANSWERS_MIN_SCORE", 0.1))
+        return float(getattr(settings, "ANSWERS_MIN_SCORE", MIN_SCORE_DEFAULT))
 
     @property
     def PROVIDER_TIMEOUT(self) -> float:

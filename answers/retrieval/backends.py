@@ -8,7 +8,7 @@ quoted term at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db import connection
@@ -33,14 +33,25 @@ class Candidate:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """The candidates, the match plan, and the corpus statistics the reranker weighs terms by.
+
+    `doc_counts`: chunks holding each term (through the engine's own stemming), counted up to
+    the backend's `rarity_cap`: a term in more chunks weighs as one in that many would (it is
+    common either way, and counting further costs time). `total`: chunks in the corpus.
+    """
+
     candidates: list[Candidate]
     plan: MatchPlan
+    doc_counts: dict[str, int] = field(default_factory=dict)
+    total: int = 0
 
 
 class SearchBackend(Protocol):
     name: str
 
-    def search(self, terms: list[str], *, limit: int) -> SearchResult: ...
+    def search(
+        self, terms: list[str], *, limit: int, subjects: frozenset[str] = frozenset()
+    ) -> SearchResult: ...
 
 
 class NoSearchBackend(LookupError):
@@ -65,6 +76,10 @@ class SqliteFts5Backend:
 
     def doc_counts(self, terms: list[str]) -> dict[str, int]:
         """How many chunks hold each term, counted only up to common_term_docs (cheap in FTS5)."""
+        return self._counts(terms)[0]
+
+    def _counts(self, terms: list[str]) -> tuple[dict[str, int], int]:
+        """(chunks per term up to common_term_docs, chunks in the corpus), in one statement."""
         one = (
             "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk_fts"
             " WHERE answers_chunk_fts MATCH %s LIMIT %s))"
@@ -73,12 +88,14 @@ class SqliteFts5Backend:
         for term in terms:
             params += [fts5_quote(term), self.common_term_docs]
         with connection.cursor() as cursor:
-            cursor.execute("SELECT " + ", ".join([one] * len(terms)), params)
-            row = cursor.fetchone()
-        return dict(zip(terms, (int(n) for n in row), strict=True))
+            sql = "SELECT (SELECT count(*) FROM answers_chunk), " + ", ".join([one] * len(terms))  # noqa: S608
+            cursor.execute(sql, params)  # only constant SQL fragments are joined
+            total, *row = cursor.fetchone()
+        return dict(zip(terms, (int(n) for n in row), strict=True)), int(total)
 
-    def search(self, terms: list[str], *, limit: int) -> SearchResult:
-        plan = plan_match(terms, self.doc_counts(terms), common_docs=self.common_term_docs)
+    def search(self, terms: list[str], *, limit: int, subjects: frozenset[str] = frozenset()) -> SearchResult:
+        counts, total = self._counts(terms)
+        plan = plan_match(terms, counts, common_docs=self.common_term_docs, subjects=subjects)
         if plan.all_required:
             # Every term is common: score a bounded number of rows (rowid order).
             inner = """
@@ -105,7 +122,7 @@ class SqliteFts5Backend:
         """  # noqa: S608 - only constant SQL fragments are interpolated
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, limit])
-            return SearchResult(_candidates(cursor.fetchall()), plan)
+            return SearchResult(_candidates(cursor.fetchall()), plan, counts, total)
 
 
 class PostgresFullTextBackend:
@@ -118,6 +135,8 @@ class PostgresFullTextBackend:
     common_term_docs = 500
     # ... and when every term is common, at most this many matching rows are ranked.
     max_ranked_matches = 2000
+    # From this many rows on, the corpus's size is the planner's estimate rather than a count.
+    estimated_total_from = 50000
 
     def doc_counts(self, terms: list[str]) -> dict[str, int]:
         """Estimated chunks per term from pg_stats (most common lexemes); 0 when not among them."""
@@ -144,8 +163,39 @@ class PostgresFullTextBackend:
             found = {term: int(n or 0) for term, n in cursor.fetchall()}
         return {term: found.get(term, 0) for term in terms}
 
-    def search(self, terms: list[str], *, limit: int) -> SearchResult:
-        plan = plan_match(terms, self.doc_counts(terms), common_docs=self.common_term_docs)
+    def rarity_counts(self, terms: list[str], estimated: dict[str, int]) -> tuple[dict[str, int], int]:
+        """(chunks per term, chunks in the corpus) for the reranker's weights.
+
+        A term among the statistics' most common lexemes keeps its estimate; any other is
+        counted on the GIN index, up to common_term_docs (cheap: such a term is rare, or the
+        count stops there). The corpus's size is the planner's estimate on a big table, an
+        exact count on a small one (where the estimate may not exist yet and counting is cheap).
+        """
+        exact = [t for t in terms if estimated.get(t, 0) < self.common_term_docs]
+        one = (
+            "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk"
+            " WHERE search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m)"
+        )
+        params: list[str | int] = []
+        for term in exact:
+            params += [term, self.common_term_docs]
+        total = """
+            (SELECT CASE WHEN reltuples >= %s THEN reltuples::bigint
+                    ELSE (SELECT count(*) FROM answers_chunk) END
+             FROM pg_class WHERE oid = 'answers_chunk'::regclass)
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT " + ", ".join([total] + [one] * len(exact)), [self.estimated_total_from, *params]
+            )
+            size, *row = cursor.fetchone()
+        counts = dict(estimated)
+        counts.update(zip(exact, (int(n) for n in row), strict=True))
+        return counts, int(size or 0)
+
+    def search(self, terms: list[str], *, limit: int, subjects: frozenset[str] = frozenset()) -> SearchResult:
+        counts, total = self.rarity_counts(terms, self.doc_counts(terms))
+        plan = plan_match(terms, counts, common_docs=self.common_term_docs, subjects=subjects)
         # One plainto_tsquery per term: each term is a bound parameter and
         # plainto_tsquery treats its input as plain words, never as operators.
         one = "plainto_tsquery('answers_english'::regconfig, %s)"
@@ -168,7 +218,7 @@ class PostgresFullTextBackend:
         """  # noqa: S608 - only constant SQL fragments are interpolated
         with connection.cursor() as cursor:
             cursor.execute(sql, [*plan.required, *terms, self.max_ranked_matches, limit])
-            return SearchResult(_candidates(cursor.fetchall()), plan)
+            return SearchResult(_candidates(cursor.fetchall()), plan, counts, total)
 
 
 def backend_for(conn: BaseDatabaseWrapper | None = None) -> SearchBackend:

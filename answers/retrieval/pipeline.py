@@ -5,12 +5,14 @@ What the numbers mean (all in 0..1):
 - `lexical_score`: the search engine's score (bm25 on SQLite, ts_rank_cd on
   PostgreSQL) divided by the best candidate's score for the same question:
   1.0 is the strongest lexical match among the candidates, 0.5 half as strong.
-- `score`: the reranker's combination (see answers.retrieval.rerank) of
-  question-term coverage, title matches, term proximity and `lexical_score`.
-  Roughly "how much of the question this passage speaks to": 1.0 means every
-  term, in the title, side by side, and the strongest lexical match; a passage
-  mentioning one of five terms once in its body scores about 0.1. This is the
-  number `ANSWERS_MIN_SCORE` is compared with (kept when score >= min_score).
+- `score`: the reranker's combination (see answers.retrieval.rerank) of the
+  question's informative terms the passage covers, weighted by their rarity in
+  the corpus (a term the corpus never uses counts fully against every passage),
+  title and heading matches, term proximity and `lexical_score`. It never exceeds
+  the weighted share of the question the passage covers: 0.5 means at most half
+  of what the question is about. This is the number `ANSWERS_MIN_SCORE` is
+  compared with (kept when score >= min_score); when no candidate reaches it, the
+  sources are empty.
 
 Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks; each is
 scored; chunks under the threshold are cut; chunks are grouped by document
@@ -20,7 +22,8 @@ chunks (in reading order) as its excerpt; they are numbered 1..N.
 
 The trace (JSON-ready, for QA) records all of it:
 
-    {"backend", "reranker", "query_terms", "min_score", "max_sources",
+    {"backend", "reranker", "query_terms", "term_weights": {term: weight (query.term_weights)},
+     "min_score", "max_sources",
      "candidate_limit", "candidates": <chunks the engine returned>,
      "match": {"required", "all_required", "common_terms"} (see query.MatchPlan),
      "kept": [{"number", "document_id", "title", "chunk_ids", "score", "lexical_score"}],
@@ -67,7 +70,7 @@ from answers.retrieval import dense
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
-from answers.retrieval.query import query_terms
+from answers.retrieval.query import query_terms, subject_terms, term_weights
 from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
 
@@ -249,7 +252,7 @@ def retrieve(
 
     pending = _start_embedding(question)
     started = time.perf_counter()
-    found = backend.search(terms, limit=candidate_limit)
+    found = backend.search(terms, limit=candidate_limit, subjects=subject_terms(question))
     candidates = found.candidates
     searched = time.perf_counter()
     trace["candidates"] = len(candidates)
@@ -259,6 +262,8 @@ def retrieve(
         "common_terms": found.plan.common,
     }
     trace["timings_ms"]["search"] = _round((searched - started) * 1000)
+    weights = term_weights(question, terms, found.doc_counts, found.total)
+    trace["term_weights"] = {t: _round(w) for t, w in weights.items()}
     hybrid = None if pending is None else _hybrid(pending, candidates, limit=candidate_limit, trace=trace)
     fusion: dict[int, dict[str, Any]] = {}
     if hybrid is not None:
@@ -274,7 +279,7 @@ def retrieve(
         )
         for c, lex in zip(candidates, lexical, strict=True)
     ]
-    scores = reranker.score(terms, passages)
+    scores = reranker.score(terms, passages, weights)
     scored = [
         Scored(c, lex, min(1.0, max(0.0, s))) for c, lex, s in zip(candidates, lexical, scores, strict=True)
     ]

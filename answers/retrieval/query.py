@@ -1,7 +1,14 @@
-"""Turn a question into search terms, safely: no user text ever reaches an engine as syntax (pure)."""
+"""Turn a question into search terms, safely: no user text ever reaches an engine as syntax (pure).
+
+This module holds the project's one stop-word list (STOPWORDS, with WEAK_TERMS)
+and its one stemmer (stem): retrieval, the extractive answerer and the support
+check all compare words through them.
+"""
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -12,7 +19,10 @@ _WORD = re.compile(r"[^\W_]+")
 
 MAX_TERMS = 32
 
-# English function words that carry no topic. Words that are also keywords of
+# English function words that carry no topic, and the words that only phrase a
+# question ("what should I know about", "can you explain how ... works"): a
+# question's terms never include them, so they weigh nothing in its score; the
+# documents' text is indexed whole. Words that are also keywords of
 # common programming languages ("with", "if", "for", "in", "is", "not", "and",
 # "or", "as", "from", "while", "try", "return", ...) are deliberately absent:
 # a technical site's readers ask about exactly those.
@@ -29,7 +39,11 @@ STOPWORDS = frozenset(
         "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
         "we", "were", "what", "when", "where", "which", "who", "whom", "why", "would", "you", "your",
         "yours", "yourself", "yourselves", "s", "t", "ll", "ve", "re", "d", "m", "o", "please", "tell",
-        "explain", "describe", "work", "works",
+        "explain", "describe", "work", "works", "know", "knowing", "mean", "means", "meaning", "happen",
+        "happens", "also", "either", "ever", "get", "gets", "got", "however", "like", "may", "might",
+        "much", "must", "shall", "thus", "us", "use", "used", "uses", "using", "via", "whether", "whose",
+        "will", "yet", "want", "need", "thing", "things", "really", "anything", "something",
+        "understand", "learn", "show", "give", "mine", "okay", "hi", "hello", "thanks", "thank",
     ]
 )  # fmt: skip
 
@@ -37,8 +51,53 @@ STOPWORDS = frozenset(
 # Keywords of common programming languages that are also frequent English words.
 # They are searched (a question about "the with statement" needs "with") but
 # cannot make a passage a candidate on their own when the question has other
-# terms, and they count for less in coverage (see rerank.term_weight).
+# terms, and they count a quarter in the score unless they are its subject
+# (see term_weights).
 WEAK_TERMS = frozenset(["with", "if", "for", "in", "is", "not", "and", "or", "as", "from", "while", "else"])
+WEAK_TERM_WEIGHT = 0.25
+
+
+def rarity(doc_count: int, total: int) -> float:
+    """A term's weight in a question: its inverse document frequency over the corpus's chunks.
+
+    ln(1 + (N - n + 0.5) / (n + 0.5)) for a term in n of N chunks (bm25's form, always
+    positive): a term in every chunk weighs almost nothing, a term in none weighs the most
+    (a word the corpus never uses is what the question is most about, as far as the corpus
+    can tell, and no passage holds it).
+    """
+    total = max(total, doc_count)
+    return math.log(1.0 + (total - doc_count + 0.5) / (doc_count + 0.5))
+
+
+# A weak term written before one of these words is the question's subject, not filler:
+# "the for statement", "an if clause", "the in operator", "the with block".
+SUBJECT_NOUNS = frozenset(
+    ["statement", "statements", "loop", "loops", "clause", "clauses", "keyword", "keywords", "operator",
+     "operators", "block", "blocks", "expression", "expressions", "test", "tests"]
+)  # fmt: skip
+_CODE_WORD = re.compile(r"[`\"'“‘]([^\W_]+)[`\"'”’]")
+
+
+def subject_terms(question: str) -> frozenset[str]:
+    """The weak terms that are what the question is about: written as code, or naming a construct.
+
+    "How does the `with` statement work?" and "How does the for loop iterate?" are about
+    "with" and "for"; "How do I loop for a while?" is not about "for" or "while".
+    """
+    words = tokenize(question)
+    subjects = {w.lower() for w in _CODE_WORD.findall(question)}
+    subjects.update(w for w, after in itertools.pairwise(words) if after in SUBJECT_NOUNS)
+    return frozenset(subjects & WEAK_TERMS)
+
+
+def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], total: int) -> dict[str, float]:
+    """Each term's weight in the question's score: its rarity, a quarter of it for a weak non-subject term."""
+    subjects = subject_terms(question)
+    return {
+        t: rarity(doc_counts.get(t, 0), total)
+        * (WEAK_TERM_WEIGHT if t in WEAK_TERMS and t not in subjects else 1.0)
+        for t in terms
+    }
 
 
 def tokenize(text: str) -> list[str]:
@@ -47,7 +106,11 @@ def tokenize(text: str) -> list[str]:
 
 
 def query_terms(question: str) -> list[str]:
-    """The question's distinct searchable terms in order of appearance (stopwords dropped)."""
+    """The question's informative terms: distinct, in order of appearance, stop and phrasing words dropped.
+
+    "What should I know about exceptions?" → ["exceptions"]. Weak terms (WEAK_TERMS) stay:
+    "How does the with statement work?" → ["with", "statement"].
+    """
     seen: dict[str, None] = {}
     for word in tokenize(question):
         if word in STOPWORDS or word in seen:
@@ -88,10 +151,10 @@ def stem(word: str) -> str:
     return w
 
 
-def split_terms(terms: list[str]) -> tuple[list[str], list[str]]:
-    """(strong, weak): a candidate must match a strong term when there is one."""
-    strong = [t for t in terms if t not in WEAK_TERMS]
-    weak = [t for t in terms if t in WEAK_TERMS]
+def split_terms(terms: list[str], subjects: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+    """(strong, weak): a candidate must match a strong term when there is one (subject_terms are strong)."""
+    strong = [t for t in terms if t not in WEAK_TERMS or t in subjects]
+    weak = [t for t in terms if t in WEAK_TERMS and t not in subjects]
     return strong, weak
 
 
@@ -111,8 +174,10 @@ class MatchPlan:
     common: list[str]
 
 
-def plan_match(terms: list[str], doc_counts: dict[str, int], *, common_docs: int) -> MatchPlan:
-    strong, weak = split_terms(terms)
+def plan_match(
+    terms: list[str], doc_counts: dict[str, int], *, common_docs: int, subjects: frozenset[str] = frozenset()
+) -> MatchPlan:
+    strong, weak = split_terms(terms, subjects)
     pool = strong or weak
     rare = [t for t in pool if doc_counts.get(t, 0) < common_docs]
     common = [t for t in terms if doc_counts.get(t, 0) >= common_docs]

@@ -1,54 +1,91 @@
-"""The default reranker: query-term coverage, title matches and term proximity with the lexical score (pure).
+"""The default reranker: what share of the question a passage covers, weighted by rarity (pure).
 
-Every component is in 0..1 and the weights sum to 1, so the combined score is
-in 0..1 too:
+What a score means. A question's informative terms (answers.retrieval.query.query_terms:
+the words that only phrase a question, "what", "should", "know", "explain"..., are
+dropped) each carry a weight: their rarity in the corpus (an inverse document
+frequency over chunks, see query.rarity), a quarter of it for a weak term (a keyword
+that is also a common English word, see query.WEAK_TERMS) unless the question is about
+it ("the for statement", see query.term_weights). A term found nowhere in the
+corpus is as rare as a term can be: it carries the largest weight, and since no
+passage holds it, it counts fully against every passage. Then, in 0..1:
 
-    score = 0.35 * coverage     share of the question's terms found in the passage
-                                (its text, heading or document title)
-          + 0.25 * lexical      the engine's score divided by the best candidate's
-          + 0.25 * title        share of the question's terms in the title or heading
-          + 0.15 * proximity    how tightly the matched terms sit together in the
-                                text: k distinct terms within a window of w words
-                                give (k - 1) / (w - 1); 1.0 when adjacent
+    coverage    the weighted share of the question's terms the passage holds
+                (in its text, its section heading or its document's title)
+    title       the weighted share found in the document's title, a term found only
+                in the passage's section heading counting 0.6 of one in the title
+    proximity   how tightly the matched terms sit together in the text: k distinct
+                terms within a window of w words give (k - 1) / (w - 1); 1.0 when
+                adjacent or when the question has a single term
+    lexical     the engine's score divided by the best candidate's (bm25 or
+                ts_rank_cd: term frequency and length), a tie-breaker among
+                passages that cover alike
 
-"Share" is weighted: a weak term (a keyword that is also a common English word,
-see query.WEAK_TERMS) counts a quarter of a normal term. So 1.0 means "every
-term, in the title, side by side, and the strongest lexical match"; a passage
-that mentions one of five question terms once in its body, with a weak lexical
-score, lands around 0.1.
+    score = 0.55 * coverage + 0.25 * title + 0.10 * proximity * coverage + 0.10 * lexical * coverage
+
+Every part is at most `coverage` (a title match is a match), so **a score never
+exceeds the weighted share of the question the passage covers**: 0.8 means "at
+least 80 % of what the question is about, by rarity, is in this passage", and a
+passage missing a term that carries half the question's weight scores at most 0.5
+however often it repeats the other half. A passage holding every term in its body
+scores 0.55 to 0.75; with them in its title or heading too, up to 1.0.
+ANSWERS_MIN_SCORE (default 0.5, chosen from bench/relevance_labeled.jsonl, see
+bench/RESULTS_relevance.md) keeps passages covering at least half the question's
+weight and, in practice, a title match or most of the rest.
 
 With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
-each passage also carries its cosine similarity to the question, and the score
-gains a fifth component while the four above keep their proportions at half
-their weight:
+each passage also carries its cosine similarity to the question, and it can raise
+the score halfway towards it, never lower it:
 
-    score = 0.5 * (the four-part score above)
-          + 0.5 * dense         the passage's cosine similarity to the question
-                                (clamped to 0..1; 0 when the chunk has no vector)
+    score = max(lexical score, 0.5 * lexical score + 0.5 * dense)
+          = lexical score + 0.5 * max(0, dense - lexical score)
 
-So a passage that shares no word with the question but means the same (dense
-0.6) scores 0.3 and passes the default threshold, and a passage that matches
-every way still scores 1.0. Without dense similarities (embeddings off, or the
-embeddings server failed) the weights are exactly the four above.
+So a passage that shares few words with the question but means the same (dense
+0.8, lexical 0.2) scores 0.5; an exact lexical match is never pulled down by a
+weaker similarity; and an unrelated passage (dense 0.2) gains nothing. Without
+dense similarities (embeddings off, or the embeddings server failed) the score is
+exactly the lexical one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
 from operator import itemgetter
 from typing import Protocol
 
-from answers.retrieval.query import STEM_KEEPS, WEAK_TERMS, stem, tokenize
+from answers.retrieval.query import STEM_KEEPS, WEAK_TERM_WEIGHT, WEAK_TERMS, stem, tokenize
 
-WEIGHTS = {"coverage": 0.35, "lexical": 0.25, "title": 0.25, "proximity": 0.15}
+WEIGHTS = {"coverage": 0.55, "title": 0.30, "proximity": 0.15}
+# Scaled by coverage, so that no part of the score can exceed it (see the module docstring).
+SCALED_BY_COVERAGE = frozenset({"proximity"})
 DENSE_WEIGHT = 0.5
-WEAK_TERM_WEIGHT = 0.25
+# A term in a section heading counts this share of one in the document's title: a
+# document titled by the question's topic outranks a long page with a section on it.
+HEADING_SHARE = 0.6
 
 
-def term_weight(term: str) -> float:
+def term_weight(term: str, weights: Mapping[str, float] | None = None) -> float:
+    """A question term's weight: the caller's (query.term_weights), else 1.0, a quarter for a weak term."""
+    if weights is not None and term in weights:
+        return weights[term]
     return WEAK_TERM_WEIGHT if term in WEAK_TERMS else 1.0
+
+
+def combine(parts: Mapping[str, float]) -> float:
+    """The lexical score from its parts (module docstring)."""
+    coverage = parts["coverage"]
+    return min(
+        1.0,
+        sum(WEIGHTS[k] * parts[k] * (coverage if k in SCALED_BY_COVERAGE else 1.0) for k in WEIGHTS),
+    )
+
+
+def with_dense(lexical: float, dense: float) -> float:
+    """The dense similarity raises a score halfway towards it, never lowers it (module docstring)."""
+    similarity = min(1.0, max(0.0, dense))
+    return min(1.0, lexical + DENSE_WEIGHT * max(0.0, similarity - lexical))
 
 
 @dataclass(frozen=True)
@@ -63,9 +100,13 @@ class Passage:
 
 
 class Reranker(Protocol):
+    """Scores passages for a question's terms; `weights`: each term's weight (query.term_weights)."""
+
     name: str
 
-    def score(self, terms: list[str], passages: list[Passage]) -> list[float]: ...
+    def score(
+        self, terms: list[str], passages: list[Passage], weights: Mapping[str, float] | None = None
+    ) -> list[float]: ...
 
 
 def _min_window(positions: list[tuple[int, str]], wanted: int) -> int:
@@ -110,21 +151,23 @@ _HEAD = itemgetter(slice(None, STEM_KEEPS))
 
 
 class LexicalReranker:
-    """Coverage, title matches and proximity combined with the lexical score (see module docstring)."""
+    """Rarity-weighted coverage, title matches and proximity, with the lexical score (module docstring)."""
 
-    name = "lexical-v1"
+    name = "coverage-v2"
 
     @staticmethod
-    def _weights(terms: list[str]) -> dict[str, float]:
+    def weights(terms: list[str], weights: Mapping[str, float] | None = None) -> dict[str, float]:
         """Each question stem's weight (its strongest term's)."""
-        weights: dict[str, float] = {}
+        by_stem: dict[str, float] = {}
         for term in terms:
             key = stem(term)
-            weights[key] = max(weights.get(key, 0.0), term_weight(term))
-        return weights
+            by_stem[key] = max(by_stem.get(key, 0.0), term_weight(term, weights))
+        return by_stem
 
-    def components(self, terms: list[str], passage: Passage) -> dict[str, float]:
-        parts = self._components(self._weights(terms), passage)
+    def components(
+        self, terms: list[str], passage: Passage, weights: Mapping[str, float] | None = None
+    ) -> dict[str, float]:
+        parts = self._components(self.weights(terms, weights), passage)
         if passage.dense is not None:
             parts["dense"] = min(1.0, max(0.0, passage.dense))
         return parts
@@ -144,25 +187,26 @@ class LexicalReranker:
         matching = {w: s for w in maybe if (s := stem(w)) in weights}
         at = compress(range(len(tokens)), map(matching.__contains__, tokens)) if matching else ()
         positions = [(i, matching[tokens[i]]) for i in at]
-        title_stems = _title_stems(passage.title + " " + passage.heading)
-        everywhere = title_stems.union(matching.values())
+        title_stems = _title_stems(passage.title)
+        heading_stems = _title_stems(passage.heading)
+        everywhere = title_stems.union(heading_stems, matching.values())
+        titled = sum(w for s, w in weights.items() if s in title_stems)
+        headed = sum(w for s, w in weights.items() if s in heading_stems and s not in title_stems)
         return {
             "coverage": sum(w for s, w in weights.items() if s in everywhere) / total,
-            "lexical": min(1.0, max(0.0, passage.lexical)),
-            "title": sum(w for s, w in weights.items() if s in title_stems) / total,
+            "title": (titled + HEADING_SHARE * headed) / total,
             "proximity": proximity(list(weights), positions),
+            "lexical": min(1.0, max(0.0, passage.lexical)),
         }
 
-    def score(self, terms: list[str], passages: list[Passage]) -> list[float]:
-        weights = self._weights(terms)
+    def score(
+        self, terms: list[str], passages: list[Passage], weights: Mapping[str, float] | None = None
+    ) -> list[float]:
+        weights = self.weights(terms, weights)
         out = []
         for passage in passages:
-            parts = self._components(weights, passage)
-            lexical = sum(WEIGHTS[k] * v for k, v in parts.items())
-            if passage.dense is not None:
-                dense = min(1.0, max(0.0, passage.dense))
-                lexical = (1 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * dense
-            out.append(min(1.0, lexical))
+            lexical = combine(self._components(weights, passage))
+            out.append(lexical if passage.dense is None else with_dense(lexical, passage.dense))
         return out
 
 
@@ -171,5 +215,7 @@ class LexicalOnlyReranker:
 
     name = "lexical-only"
 
-    def score(self, terms: list[str], passages: list[Passage]) -> list[float]:
+    def score(
+        self, terms: list[str], passages: list[Passage], weights: Mapping[str, float] | None = None
+    ) -> list[float]:
         return [min(1.0, max(0.0, p.lexical)) for p in passages]

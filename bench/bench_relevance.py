@@ -1,0 +1,347 @@
+"""Relevance over the demo corpus: declines, right document first, paraphrase top-5, the threshold curve.
+
+    .venv/bin/python bench/bench_relevance.py                  # SQLite and PostgreSQL, labeled set + 100k p50
+    .venv/bin/python bench/bench_relevance.py --db sqlite --no-latency
+
+The labeled set is bench/relevance_labeled.jsonl: one question a line, its kind
+("on-topic": a topic as readers ask it, with phrasing words; "paraphrase": the
+reader's words, not the page's; "off-topic": nothing in the corpus answers it,
+near misses sharing a word with the corpus included) and the demo documents
+(keys) that answer it. Each database is fresh (a temporary SQLite file;
+PostgreSQL database `bench_relevance`, dropped and created again) with the demo
+corpus (78 topics, 653 chunks) loaded.
+
+Every question is retrieved once per scorer with no threshold (min_score 0, ten
+sources); the threshold is then applied to the scores, for every threshold of
+the curve:
+- declined: no source reaches the threshold. Recall = off-topic questions
+  declined / off-topic questions; precision = off-topic declined / all declined.
+- right first: the first source at or over the threshold is one of the
+  question's documents (on-topic questions).
+- top-5: one of the question's documents is among the first five sources at or
+  over the threshold (paraphrases).
+Scorers: the current one (answers.retrieval.rerank.LexicalReranker, rarity
+weights) and the one before issue 29 (bench/relevance_baseline.py: the old
+scorer with the old query terms, at its old default threshold 0.1).
+
+The default threshold is chosen on this curve: the lowest threshold at which at
+least 90 % of the off-topic questions are declined (lower thresholds keep more
+of the on-topic and paraphrase answers).
+
+Latency: retrieve() p50 on the synthetic corpus of bench_retrieval.py at 100k
+chunks, the current scorer against the old one, in turns on the same questions.
+
+Dense retrieval is not measured here: the tests' stub embeddings server gives
+hand-made synonyms one direction (tests/fixtures/embeddings_server.py), which
+says nothing about a model's quality, and no embeddings model is installed on
+this machine; bench/paraphrase_quality.py runs the paraphrases against a real
+one when there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(ROOT))
+
+LABELED = BENCH / "relevance_labeled.jsonl"
+RESULTS = BENCH / "RESULTS_relevance.md"
+FIGURES = BENCH / "RESULTS_relevance.json"
+PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+PG_BENCH_DB = "bench_relevance"
+THRESHOLDS = [round(0.05 * i, 2) for i in range(20)]
+OLD_THRESHOLD = 0.1
+DECLINE_AIM = 0.9
+LATENCY_CHUNKS = 100_000
+LATENCY_QUERIES = 200
+
+
+def labeled() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in LABELED.read_text().splitlines() if line.strip()]
+
+
+@contextmanager
+def _old_terms() -> Iterator[None]:
+    """retrieve() with the query terms from before issue 29 (its module-level name patched for the run)."""
+    from relevance_baseline import old_query_terms
+
+    from answers.retrieval import pipeline
+
+    saved = pipeline.query_terms
+    pipeline.query_terms = old_query_terms
+    try:
+        yield
+    finally:
+        pipeline.query_terms = saved
+
+
+def _ranked(question: str, scorer: str) -> list[tuple[str, float]]:
+    """(document key, score) of the question's sources, best first, no threshold."""
+    from relevance_baseline import OldLexicalReranker
+
+    from answers.models import Document
+    from answers.retrieval.pipeline import retrieve
+    from answers.retrieval.rerank import LexicalReranker
+
+    if scorer == "old":
+        with _old_terms():
+            result = retrieve(question, min_score=0.0, max_sources=10, reranker=OldLexicalReranker())
+    else:
+        result = retrieve(question, min_score=0.0, max_sources=10, reranker=LexicalReranker())
+    keys = dict(
+        Document.objects.filter(id__in=[s.document_id for s in result.sources]).values_list("id", "key")
+    )
+    return [(keys[s.document_id], s.score) for s in result.sources if s.document_id in keys]
+
+
+def measure(
+    rows: list[dict[str, Any]], ranked: list[list[tuple[str, float]]], threshold: float
+) -> dict[str, Any]:
+    off = on = para = declined = off_declined = right_first = top5 = 0
+    misses: list[str] = []
+    for row, sources in zip(rows, ranked, strict=True):
+        kept = [key for key, score in sources if score >= threshold]
+        wanted = set(row["documents"])
+        if not kept:
+            declined += 1
+        if row["kind"] == "off-topic":
+            off += 1
+            off_declined += not kept
+            if kept:
+                misses.append(f"off-topic answered: {row['question']} -> {kept[0]}")
+        elif row["kind"] == "on-topic":
+            on += 1
+            ok = bool(kept) and kept[0] in wanted
+            right_first += ok
+            if not ok:
+                misses.append(f"on-topic: {row['question']} -> {kept[0] if kept else 'declined'}")
+        else:
+            para += 1
+            ok = bool(wanted & set(kept[:5]))
+            top5 += ok
+            if not ok:
+                misses.append(f"paraphrase: {row['question']} -> {kept[:5] or 'declined'}")
+    return {
+        "threshold": threshold,
+        "declined_recall": off_declined / off,
+        "declined_precision": off_declined / declined if declined else 1.0,
+        "right_first": right_first / on,
+        "paraphrase_top5": top5 / para,
+        "counts": {"off_topic": off, "on_topic": on, "paraphrase": para},
+        "misses": misses,
+    }
+
+
+def choose(curve: list[dict[str, Any]]) -> dict[str, Any]:
+    """The lowest threshold declining DECLINE_AIM of the off-topic questions (else the best one)."""
+    for point in curve:
+        if point["declined_recall"] >= DECLINE_AIM:
+            return point
+    return max(curve, key=lambda p: (p["declined_recall"], p["right_first"]))
+
+
+def _latency() -> dict[str, float]:
+    from corpus import CHUNKS_PER_DOCUMENT, Corpus, analyze, insert
+    from relevance_baseline import OldLexicalReranker
+
+    from answers.retrieval.pipeline import retrieve
+    from answers.retrieval.rerank import LexicalReranker
+
+    corpus = Corpus()
+    questions = [corpus.question() for _ in range(LATENCY_QUERIES)]
+    insert(corpus, 0, LATENCY_CHUNKS)
+    analyze()
+    new, old = LexicalReranker(), OldLexicalReranker()
+    for question in questions[:10]:  # warm caches
+        retrieve(question, min_score=0.5, max_sources=5, reranker=new)
+    times: dict[str, list[float]] = {"new": [], "old": []}
+    for question in questions:  # in turns: other load on the machine hits both alike
+        started = time.perf_counter()
+        retrieve(question, min_score=0.5, max_sources=5, reranker=new)
+        times["new"].append((time.perf_counter() - started) * 1000)
+        with _old_terms():
+            started = time.perf_counter()
+            retrieve(question, min_score=OLD_THRESHOLD, max_sources=5, reranker=old)
+            times["old"].append((time.perf_counter() - started) * 1000)
+    _ = CHUNKS_PER_DOCUMENT
+    return {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
+
+
+def run_child(latency: bool) -> dict[str, Any]:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
+    os.environ["ANSWERS_EMBEDDINGS"] = "none"
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from answers.content.demo import load_demo_corpus
+    from answers.models import Document
+
+    call_command("migrate", verbosity=0, skip_checks=True)
+    load_demo_corpus()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE answers_chunk")
+    rows = labeled()
+    out: dict[str, Any] = {"vendor": connection.vendor, "questions": len(rows)}
+    for scorer in ("new", "old"):
+        ranked = [_ranked(row["question"], scorer) for row in rows]
+        curve = [measure(rows, ranked, t) for t in THRESHOLDS]
+        out[scorer] = {"curve": [{k: v for k, v in p.items() if k != "misses"} for p in curve]}
+        out[scorer]["at_old_default"] = measure(rows, ranked, OLD_THRESHOLD)
+        out[scorer]["chosen"] = choose(curve)
+        out[scorer]["ranking"] = measure(rows, ranked, 0.0)
+    if latency:
+        Document.objects.filter(key__startswith="pydoc:").delete()
+        out["latency"] = _latency()
+    return out
+
+
+def _child(db: str, latency: bool) -> dict[str, Any]:
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        if db == "sqlite":
+            env["DATABASE_URL"] = f"sqlite:///{tmp}/relevance.sqlite3"
+        else:
+            import psycopg
+
+            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {PG_BENCH_DB}")
+                admin.execute(f"CREATE DATABASE {PG_BENCH_DB}")
+            env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{PG_BENCH_DB}"
+            env["DATABASE_POOL_SIZE"] = "0"
+        args = [sys.executable, __file__, "--child"] + ([] if latency else ["--no-latency"])
+        done = subprocess.run(args, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+        sys.stderr.write(done.stderr)
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        result["db"] = db
+        return result
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _markdown(results: list[dict[str, Any]], command: str) -> str:
+    first = results[0]
+    rows = labeled()
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("on-topic", "paraphrase", "off-topic")}
+    lines = [
+        "## Relevance: declines, right document first, the threshold curve",
+        "",
+        f"`{command}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f} at the end. {len(rows)} labeled questions over the demo "
+        "corpus "
+        f"(bench/relevance_labeled.jsonl): {kinds['on-topic']} on-topic as readers ask them (with phrasing "
+        f"words), {kinds['paraphrase']} paraphrased, {kinds['off-topic']} off-topic (near misses such as "
+        '"How do I write a SQL join?" included). Declined: no source reaches the threshold. Right first: '
+        "the first source is one of the question's documents. Top-5: one of them is among the first five. "
+        "Lexical retrieval (the dense scores are not measured: no embeddings model on this machine, see the "
+        "script's docstring). Aim: off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on "
+        "paraphrase top-5.",
+        "",
+        "| database | scorer | threshold | off-topic declined (recall) | precision of declines "
+        "| on-topic right first | paraphrase top-5 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        for label, point in (
+            ("before (old scorer, old default)", r["old"]["at_old_default"]),
+            ("rarity-weighted coverage, chosen default", r["new"]["chosen"]),
+        ):
+            lines.append(
+                f"| {r['db']} | {label} | {point['threshold']:.2f} | {_pct(point['declined_recall'])} "
+                f"| {_pct(point['declined_precision'])} | {_pct(point['right_first'])} "
+                f"| {_pct(point['paraphrase_top5'])} |"
+            )
+    lines += [
+        "",
+        "Ranking alone (threshold 0: nothing declined): right first / paraphrase top-5: "
+        + "; ".join(
+            f"{r['db']}: old {_pct(r['old']['ranking']['right_first'])} / "
+            f"{_pct(r['old']['ranking']['paraphrase_top5'])}, "
+            f"new {_pct(r['new']['ranking']['right_first'])} / "
+            f"{_pct(r['new']['ranking']['paraphrase_top5'])}"
+            for r in results
+        )
+        + ".",
+        "",
+        f"The curve ({first['db']}, current scorer); the default is the lowest threshold declining at least "
+        f"{_pct(DECLINE_AIM)} of the off-topic questions:",
+        "",
+        "| threshold | off-topic declined | precision of declines | on-topic right first "
+        "| paraphrase top-5 |",
+        "|---|---|---|---|---|",
+    ]
+    for p in first["new"]["curve"]:
+        mark = " **(default)**" if p["threshold"] == first["new"]["chosen"]["threshold"] else ""
+        lines.append(
+            f"| {p['threshold']:.2f}{mark} | {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
+            f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} |"
+        )
+    lat = [r for r in results if "latency" in r]
+    if lat:
+        lines += [
+            "",
+            f"retrieve() p50 at {LATENCY_CHUNKS // 1000}k synthetic chunks (bench_retrieval's corpus), "
+            f"{LATENCY_QUERIES} questions in turns: "
+            + "; ".join(
+                f"{r['db']}: {r['latency']['new_p50']:.1f} ms, old scorer {r['latency']['old_p50']:.1f} ms "
+                f"({r['latency']['new_p50'] / r['latency']['old_p50']:.2f}x)"
+                for r in lat
+            )
+            + " (aim: < 50 ms).",
+        ]
+    misses = first["new"]["chosen"]["misses"]
+    if misses:
+        lines += ["", f"Misses at the default ({first['db']}):", ""] + [f"- {m}" for m in misses]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_child(not args.no_latency)))
+        return
+    dbs = ["sqlite", "postgres"] if args.db == "both" else [args.db]
+    results = [_child(db, not args.no_latency) for db in dbs]
+    command = "bench/bench_relevance.py " + " ".join(sys.argv[1:])
+    text = _markdown(results, command.strip())
+    print(text)
+    RESULTS.write_text(text)
+    summary = {
+        r["db"]: {
+            "chosen": {k: v for k, v in r["new"]["chosen"].items() if k != "misses"},
+            "before": {k: v for k, v in r["old"]["at_old_default"].items() if k != "misses"},
+            "ranking_new": {k: v for k, v in r["new"]["ranking"].items() if k != "misses"},
+            "ranking_old": {k: v for k, v in r["old"]["ranking"].items() if k != "misses"},
+            **({"latency": r["latency"]} if "latency" in r else {}),
+        }
+        for r in results
+    }
+    FIGURES.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
