@@ -1,4 +1,4 @@
-"""The default reranker's components: known cases, and agreement with a literal reading of its definition."""
+"""The default reranker: what its score means (rarity-weighted coverage); agreement with its definition."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answers.retrieval.query import STEM_KEEPS, stem, tokenize
-from answers.retrieval.rerank import WEIGHTS, LexicalReranker, Passage, proximity, term_weight
+from answers.retrieval.query import STEM_KEEPS, query_terms, rarity, stem, term_weights, tokenize
+from answers.retrieval.rerank import (
+    HEADING_SHARE,
+    WEIGHTS,
+    LexicalReranker,
+    Passage,
+    combine,
+    proximity,
+    term_weight,
+)
 
 RERANKER = LexicalReranker()
 
@@ -22,55 +30,129 @@ def literal_components(terms: list[str], passage: Passage) -> dict[str, float]:
         return dict.fromkeys(WEIGHTS, 0.0)
     stems = [stem(w) for w in tokenize(passage.text)]
     positions = [(i, s) for i, s in enumerate(stems) if s in weights]
-    title = {stem(w) for w in tokenize(passage.title + " " + passage.heading)}
-    found = {s for s in stems if s in weights} | title
+    title = {stem(w) for w in tokenize(passage.title)}
+    heading = {stem(w) for w in tokenize(passage.heading)} - title
+    found = {s for s in stems if s in weights} | title | heading
     return {
         "coverage": sum(w for s, w in weights.items() if s in found) / total,
-        "lexical": min(1.0, max(0.0, passage.lexical)),
-        "title": sum(w for s, w in weights.items() if s in title) / total,
+        "title": sum(
+            w * (1.0 if s in title else HEADING_SHARE if s in heading else 0.0) for s, w in weights.items()
+        )
+        / total,
         "proximity": proximity(list(weights), positions),
+        "lexical": min(1.0, max(0.0, passage.lexical)),
     }
+
+
+def score(terms: list[str], passage: Passage, weights: dict[str, float] | None = None) -> float:
+    (value,) = RERANKER.score(terms, [passage], weights)
+    return value
 
 
 @pytest.mark.parametrize(
     ("terms", "passage", "expected"),
     [
-        # Every term, in the title, side by side, the best lexical match: 1.0 throughout.
+        # Every term, in the title, side by side: 1.0 throughout.
         (
             ["yield", "statement"],
             Passage("The yield statement", "", "A yield statement suspends the function.", 1.0),
-            {"coverage": 1.0, "lexical": 1.0, "title": 1.0, "proximity": 1.0},
+            {"coverage": 1.0, "title": 1.0, "proximity": 1.0, "lexical": 1.0},
         ),
         # Plurals and -ing forms match their stems; two terms in a window of four words: 1 / 3.
         (
             ["class", "define"],
             Passage("Misc", "", "Classes are what defining code makes.", 0.5),
-            {"coverage": 1.0, "lexical": 0.5, "title": 0.0, "proximity": 1 / 3},
+            {"coverage": 1.0, "title": 0.0, "proximity": 1 / 3, "lexical": 0.5},
         ),
         # A weak term counts a quarter: "with" found, "context" not: 0.25 / 1.25.
         (
             ["with", "context"],
             Passage("Statements", "", "Use with to open a file.", 0.2),
-            {"coverage": 0.2, "lexical": 0.2, "title": 0.0, "proximity": 0.0},
+            {"coverage": 0.2, "title": 0.0, "proximity": 0.0, "lexical": 0.2},
         ),
-        # Only in the heading: coverage and title, no proximity in the text.
+        # Only in the section heading: coverage, and the heading's share of a title match.
         (
             ["lambda"],
             Passage("Expressions", "Lambdas", "Small anonymous functions.", 0.9),
-            {"coverage": 1.0, "lexical": 0.9, "title": 1.0, "proximity": 0.0},
+            {"coverage": 1.0, "title": HEADING_SHARE, "proximity": 0.0, "lexical": 0.9},
         ),
         # Nothing in common.
         (
             ["zebra"],
             Passage("Horses", "", "Horses graze.", 0.0),
-            {"coverage": 0.0, "lexical": 0.0, "title": 0.0, "proximity": 0.0},
+            {"coverage": 0.0, "title": 0.0, "proximity": 0.0, "lexical": 0.0},
         ),
     ],
 )
 def test_components(terms: list[str], passage: Passage, expected: dict[str, float]) -> None:
     assert RERANKER.components(terms, passage) == pytest.approx(expected)
-    combined = sum(WEIGHTS[k] * v for k, v in expected.items())
-    assert RERANKER.score(terms, [passage]) == pytest.approx([combined])
+    combined = (
+        expected["coverage"] * (WEIGHTS["coverage"] + WEIGHTS["proximity"] * expected["proximity"])
+        + WEIGHTS["title"] * expected["title"]
+    )
+    assert score(terms, passage) == pytest.approx(combined)
+
+
+def test_rare_terms_weigh_more_than_common_ones() -> None:
+    """A passage holding the question's rare term outranks one holding only its common term."""
+    terms = ["statement", "nonlocal"]
+    weights = {"statement": rarity(300, 650), "nonlocal": rarity(4, 650)}
+    rare = Passage("Names", "", "nonlocal rebinds a name of the enclosing scope.", 0.5)
+    common = Passage("Simple", "", "A statement is executed in order.", 1.0)
+    assert weights["nonlocal"] > 4 * weights["statement"]
+    assert score(terms, rare, weights) > 0.4 > 0.1 > score(terms, common, weights)
+    # Unweighted, the two terms would count alike.
+    assert score(terms, rare) == pytest.approx(score(terms, common), abs=0.01)
+
+
+def test_a_term_the_corpus_never_uses_counts_fully_against_every_passage() -> None:
+    """'What is the capital of France?' over a corpus that never says 'France': no passage covers half."""
+    question = "What is the capital of France?"
+    terms = query_terms(question)
+    weights = term_weights(question, terms, {"is": 600, "capital": 3, "france": 0}, 650)
+    assert weights["france"] == max(weights.values()) == pytest.approx(rarity(0, 650))
+    unicode_page = Passage("String literals", "", "LATIN CAPITAL LETTER A is capital; it is upper case.", 1.0)
+    assert RERANKER.components(terms, unicode_page, weights)["coverage"] < 0.45
+    assert score(terms, unicode_page, weights) < 0.35
+
+
+def test_phrasing_words_carry_no_weight() -> None:
+    """'What should I know about exceptions?' is about exceptions only: a passage on them covers it all."""
+    assert query_terms("What should I know about exceptions?") == ["exceptions"]
+    assert query_terms("Can you explain how the del statement works?") == ["del", "statement"]
+    assert query_terms("Tell me what a lambda does") == ["lambda"]
+    exceptions = Passage("Exceptions", "", "Exceptions are a means of breaking out of the normal flow.", 1.0)
+    phrased = Passage("Help", "", "What should I know about how it works? Tell me, explain.", 1.0)
+    terms = query_terms("What should I know about exceptions?")
+    assert score(terms, exceptions) == 1.0
+    assert score(terms, phrased) == 0.0
+
+
+def test_a_title_match_counts_more_than_a_heading_match_more_than_a_body_match() -> None:
+    terms = ["generator"]
+    body = Passage("Expressions", "Calls", "A generator is returned.", 0.0)
+    heading = Passage("Expressions", "Generators", "One is returned.", 0.0)
+    title = Passage("Generators", "", "One is returned.", 0.0)
+    assert score(terms, title) > score(terms, heading) > score(terms, body) > 0.5
+
+
+def test_adjacent_terms_score_higher_than_scattered_ones() -> None:
+    terms = ["context", "manager"]
+    adjacent = Passage("Misc", "", "A context manager sets up and tears down.", 0.0)
+    scattered = Passage("Misc", "", "The context of the call differs from what a manager does.", 0.0)
+    assert (
+        RERANKER.components(terms, adjacent)["coverage"] == RERANKER.components(terms, scattered)["coverage"]
+    )
+    assert score(terms, adjacent) > score(terms, scattered)
+
+
+def test_a_weak_term_that_names_a_construct_counts_fully() -> None:
+    question = "How does the for statement work?"
+    weights = term_weights(question, query_terms(question), {"for": 100, "statement": 100}, 650)
+    assert weights["for"] == weights["statement"]
+    loose = "How do I loop for a while?"
+    weights = term_weights(loose, query_terms(loose), {"loop": 100, "for": 100, "while": 100}, 650)
+    assert weights["for"] == weights["while"] == pytest.approx(weights["loop"] / 4)
 
 
 WORDS = st.sampled_from(
@@ -82,12 +164,35 @@ TEXT = st.lists(st.one_of(WORDS, st.text(max_size=8)), max_size=40).map(" ".join
 
 
 @settings(max_examples=300, deadline=None)
-@given(terms=st.lists(WORDS.map(str.lower), max_size=5), text=TEXT, title=TEXT, lexical=st.floats(-1, 2))
+@given(
+    terms=st.lists(WORDS.map(str.lower), max_size=5),
+    text=TEXT,
+    title=TEXT,
+    heading=TEXT,
+    lexical=st.floats(-1, 2),
+)
 def test_components_agree_with_the_literal_reading(
-    terms: list[str], text: str, title: str, lexical: float
+    terms: list[str], text: str, title: str, heading: str, lexical: float
 ) -> None:
-    passage = Passage(title, "", text, lexical)
-    assert RERANKER.components(terms, passage) == literal_components(terms, passage)
+    passage = Passage(title, heading, text, lexical)
+    assert RERANKER.components(terms, passage) == pytest.approx(literal_components(terms, passage))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    terms=st.lists(WORDS.map(str.lower), min_size=1, max_size=5),
+    text=TEXT,
+    title=TEXT,
+    counts=st.lists(st.integers(0, 1000), min_size=5, max_size=5),
+)
+def test_a_score_never_exceeds_the_weighted_share_of_the_question_covered(
+    terms: list[str], text: str, title: str, counts: list[int]
+) -> None:
+    weights = {t: rarity(n, 1000) for t, n in zip(terms, counts, strict=False)}
+    passage = Passage(title, "", text, 1.0)
+    parts = RERANKER.components(terms, passage, weights)
+    assert 0.0 <= score(terms, passage, weights) <= parts["coverage"] + 1e-9
+    assert score(terms, passage, weights) == pytest.approx(combine(parts))
 
 
 @given(st.text())
