@@ -1,4 +1,8 @@
-"""The offline, deterministic provider: answers with the best-matching cited sentences of the sources."""
+"""The offline, deterministic provider: answers the question with cited sentences of its best source first.
+
+Words are compared through the project's one stop-word list and stemmer
+(answers.retrieval.query); see compose_answer for how sentences are chosen.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,15 @@ from typing import TYPE_CHECKING
 
 from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
+from answers.retrieval.query import (
+    STOPWORDS,
+    WEAK_TERM_WEIGHT,
+    WEAK_TERMS,
+    query_terms,
+    stem,
+    subject_terms,
+    tokenize,
+)
 from answers.retrieval.types import RetrievedSource
 
 if TYPE_CHECKING:  # the settings reach it as an argument: this module imports without Django
@@ -19,12 +32,11 @@ if TYPE_CHECKING:  # the settings reach it as an argument: this module imports w
 MODEL = "extractive-v1"
 
 MAX_SENTENCES = 4
+PRIMARY_SENTENCES = 2  # sentences from the primary source (the first defines, the second adds)
 MAX_WORDS = 130  # the answer's budget: a paragraph, not a page
 MIN_SENTENCE_WORDS = 5
 MAX_SENTENCE_WORDS = 70
 NEAR_DUPLICATE = 0.6  # Jaccard over terms above which a sentence repeats a chosen one
-RELATIVE_FLOOR = 0.45  # a sentence must score at least this share of the best one
-SOURCE_FLOOR = 0.6  # a source must cover at least this share of what the best source covers
 WORDS_PER_PIECE = 3
 
 NO_ANSWER = "The sources found do not answer this question directly; the closest matches are listed below."
@@ -35,27 +47,12 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-STOPWORDS = _words(
-    """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing done down during each either else ever every
-    few for from further get gets got had has have having he her here hers him his how however i if in
-    into is it its itself just let like may me might more most much must my neither no nor not now of
-    off on once one only or other our ours out over own per please same shall she should so some such
-    than that the their theirs them then there these they this those through thus to too under until up
-    upon us use used uses using very via was we were what when where whether which while who whom whose
-    why will with within without would yet you your yours explain tell describe mean means meaning
-    happen happens work works
-    """
-)
-
 _ABBREVIATIONS = _words(
     "e.g i.e etc cf vs al approx dr mr mrs ms no fig sec ch vol pp resp incl esp viz st jr sr"
 )
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TOKEN = re.compile(r"\S+")
-_QUOTED = re.compile(r"[\"`“'‘]([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?[\"`”'’]")
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LIST_MARKER = re.compile(r"^(?:[-*•+]|\d{1,2}[.)]|\(?[a-z][.)]|\([0-9ivx]+\))\s+")
 _UNDERLINE = re.compile(r"^\s*([*=~^#\-_+])\1{2,}\s*$")
@@ -65,6 +62,8 @@ _CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)")
 _CODE_CHARS = re.compile(r"[=(){}\[\]<>:;|&^%$@\\]")
 _POINTING = _words("follows following to example examples below as is are code e.g i.e like this these")
 _ANAPHORA = re.compile(r"^(this|these|that|those|it|its|they|also|otherwise|thus|then|hence|so)\b", re.I)
+# A table row or border: cells between pipes ("| a | b |"), "+---+" or "=== ===" rules.
+_TABLE = re.compile(r"\|[^|\n]*\||\+[-=]{3,}|^\s*={3,}\s+={3,}", re.M)
 _HEADING_PREFIXES = ("changed in version", "added in version", "new in version", "deprecated since")
 
 
@@ -76,44 +75,16 @@ class Sentence:
     terms: frozenset[str]
 
 
-def stem(word: str) -> str:
-    """Light, rule-based suffix stripping: enough to match 'managers' with 'manager'."""
-    word = word.lower()
-    if len(word) <= 3:
-        return word
-    for suffix, replacement in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-        ("ly", ""),
-    ):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                continue
-            word = word[: len(word) - len(suffix)] + replacement
-            break
-    if len(word) > 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
-
-
-def terms_of(text: str, keep: frozenset[str] = frozenset()) -> list[str]:
-    """Content terms of ``text``: lowercase words minus stopwords (unless in ``keep``), stemmed."""
-    out = []
-    for word in _WORD.findall(text.replace("_", " ")):
-        lower = word.lower()
-        if lower in STOPWORDS and lower not in keep:
-            continue
-        out.append(stem(lower))
-    return out
+def terms_of(text: str) -> list[str]:
+    """Content terms of ``text``: its words minus the project's stop words, stemmed (retrieval.query's)."""
+    return [stem(w) for w in tokenize(text.replace("_", " ")) if w not in STOPWORDS]
 
 
 def _is_prose(block: str) -> bool:
-    """Whether a paragraph reads as prose rather than code, a grammar production or a heading."""
+    """Whether a paragraph reads as prose rather than code, a grammar production, a table or a heading."""
     if "::=" in block or block.lstrip().startswith((">>>", "...", "$ ", "```", "~~~", "#!")):
+        return False
+    if _TABLE.search(block):
         return False
     tokens = _TOKEN.findall(block)
     if len(tokens) < MIN_SENTENCE_WORDS:
@@ -197,9 +168,7 @@ def _clean(sentence: str) -> str | None:
     return sentence
 
 
-def extract_sentences(
-    sources: Sequence[RetrievedSource], keep: frozenset[str] = frozenset()
-) -> list[Sentence]:
+def extract_sentences(sources: Sequence[RetrievedSource]) -> list[Sentence]:
     """Every quotable sentence of the sources' excerpts, tagged with its source number and position."""
     out = []
     for source in sources:
@@ -211,24 +180,9 @@ def extract_sentences(
                 text = _clean(raw)
                 if text is None:
                     continue
-                out.append(Sentence(source.number, position, text, frozenset(terms_of(text, keep))))
+                out.append(Sentence(source.number, position, text, frozenset(terms_of(text))))
                 position += 1
     return out
-
-
-def _keep_terms(question: str, sources: Sequence[RetrievedSource]) -> frozenset[str]:
-    """Stopwords that are the subject here: written as code in the question or in the sources.
-
-    In a programming reference "with", "for" or "if" are the topic, not filler.
-    """
-    words = {w.lower() for w in _WORD.findall(question)} & STOPWORDS
-    if not words:
-        return frozenset()
-    code = {m.lower() for m in _QUOTED.findall(question)}
-    for source in sources:
-        code.update(m.lower() for m in _QUOTED.findall(source.title))
-        code.update(m.lower() for m in _QUOTED.findall(source.excerpt))
-    return frozenset(words & code)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -244,79 +198,109 @@ def _cite(sentence: str, number: int) -> str:
     return f"{body}{match.group(2)} [{number}]{match.group(1)}"
 
 
-def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
-    """The whole answer text: the best few sentences, each cited with its source's number.
+def question_weights(question: str, sentences: Sequence[Sentence]) -> dict[str, float]:
+    """The question's informative terms (query.query_terms), by stem, each weighted by its rarity here.
 
-    When no sentence shares a term with the question the answer says so without any
+    Rarity among the sources' sentences (a term in every sentence says little about which to
+    quote); a weak term (query.WEAK_TERMS) counts a quarter unless it is the question's
+    subject ("the with statement", see query.subject_terms).
+    """
+    subjects = subject_terms(question)
+    total = len(sentences)
+    weights: dict[str, float] = {}
+    for term in query_terms(question):
+        key = stem(term)
+        found = sum(1 for s in sentences if key in s.terms)
+        weight = math.log(1 + total / (1 + found))
+        if term in WEAK_TERMS and term not in subjects:
+            weight *= WEAK_TERM_WEIGHT
+        weights[key] = max(weights.get(key, 0.0), weight)
+    return weights
+
+
+def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
+    """The answer: cited sentences that speak to the question's terms, from its best source first.
+
+    1. The primary source is the one whose title names most of the question (by weight),
+       the better-ranked one on a tie: the document about the topic, not one mentioning it.
+    2. From it, its first sentence holding a question term (a reference page defines first),
+       then its best others holding one, PRIMARY_SENTENCES in all.
+    3. While some question term is still uncovered, the other sources in rank order each
+       give their best sentence holding an uncovered term: a second source only when it
+       adds terms the first lacked. It stops as soon as every term is covered.
+    Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
+    _clean). When no sentence holds a question term the answer says so without any
     marker, so finalize keeps every retrieved source (its fallback) rather than
     pretending one of them answers.
     """
     if not sources:
         return NO_SOURCES
-    keep = _keep_terms(question, sources)
-    question_terms = set(terms_of(question, keep)) or set(terms_of(question, STOPWORDS))
-    sentences = extract_sentences(sources, keep)
-    if not question_terms or not sentences:
+    sentences = extract_sentences(sources)
+    weights = question_weights(question, sentences)
+    if not weights or not sentences:
         return NO_ANSWER
+    question_weight = sum(weights.values()) or 1.0
 
-    total = len(sentences)
-    idf = {
-        term: math.log(1 + total / (1 + sum(1 for s in sentences if term in s.terms)))
-        for term in question_terms
-    }
-    question_weight = sum(idf.values())
-    titles = {src.number: set(terms_of(src.title, keep)) for src in sources}
+    def covered(terms: frozenset[str] | set[str]) -> float:
+        return sum(w for t, w in weights.items() if t in terms) / question_weight
 
-    def coverage_of(terms: set[str] | frozenset[str]) -> float:
-        return sum(idf[t] for t in question_terms & terms) / question_weight
-
-    # A source that as a whole covers much less of the question than the best one only shares
-    # a stray word with it ("regular expression" for a question about lambda expressions).
-    source_terms: dict[int, set[str]] = {src.number: set(titles[src.number]) for src in sources}
-    for s in sentences:
-        source_terms[s.source] |= s.terms
-    source_coverage = {number: coverage_of(terms) for number, terms in source_terms.items()}
-    best_source = max(source_coverage.values())
-
-    scored: list[tuple[float, Sentence]] = []
-    for s in sentences:
-        matched = question_terms & s.terms
-        if not matched or source_coverage[s.source] < SOURCE_FLOOR * best_source:
-            continue
-        coverage = sum(idf[t] for t in matched) / question_weight
-        title_match = len(question_terms & titles.get(s.source, set())) / len(question_terms)
-        # Earlier sentences define and summarise; better-ranked sources were judged more relevant.
-        score = (
-            coverage
-            + 0.15 * title_match * coverage
-            + 0.12 / (1 + s.position)
-            + 0.10 / s.source
+    def merit(s: Sentence) -> float:
+        matched = s.terms & weights.keys()
+        return (
+            covered(matched)
+            + 0.3 / (1 + s.position)
             # Dense sentences say more about the question per word.
             + 0.05 * min(1.0, len(matched) / max(1, len(s.terms)) * 4)
             # "This uses ..." leans on a sentence the reader may not get.
             - (0.12 if _ANAPHORA.match(s.text) else 0.0)
         )
-        scored.append((score, s))
-    if not scored:
-        return NO_ANSWER
 
-    scored.sort(key=lambda item: (-item[0], item[1].source, item[1].position))
-    best = scored[0][0]
+    # A sentence must hold one of the question's strong terms when it has some: "is" alone
+    # ("What is the capital of France?") makes no sentence an answer.
+    strong = {stem(t) for t in query_terms(question) if t not in WEAK_TERMS or t in subject_terms(question)}
+    eligible = strong or set(weights)
+    by_source: dict[int, list[Sentence]] = {}
+    for s in sentences:
+        if s.terms & eligible:
+            by_source.setdefault(s.source, []).append(s)
+    if not by_source:
+        return NO_ANSWER
+    titles = {src.number: covered(set(terms_of(src.title))) for src in sources}
+    primary = min(by_source, key=lambda number: (-titles.get(number, 0.0), number))
+
     chosen: list[Sentence] = []
+    have: set[str] = set()
     words = 0
-    for score, s in scored:
-        if len(chosen) >= MAX_SENTENCES or score < best * RELATIVE_FLOOR:
+
+    def take(s: Sentence) -> None:
+        nonlocal words
+        chosen.append(s)
+        have.update(s.terms & weights.keys())
+        words += len(s.text.split())
+
+    # Its first sentence on the topic (a reference page defines first), then its best others.
+    first, *rest = by_source[primary]
+    for s in [first, *sorted(rest, key=lambda s: (-merit(s), s.position))]:
+        if len(chosen) >= PRIMARY_SENTENCES:
             break
+        if chosen and words + len(s.text.split()) > MAX_WORDS:
+            continue
         if any(_jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in chosen):
             continue
-        length = len(s.text.split())
-        if chosen and words + length > MAX_WORDS:
+        take(s)
+    for number in sorted(by_source):
+        if number == primary or covered(have) >= 1.0 or len(chosen) >= MAX_SENTENCES:
             continue
-        chosen.append(s)
-        words += length
+        adding = [s for s in by_source[number] if (s.terms & eligible) - have]
+        if not adding:
+            continue
+        best = max(adding, key=lambda s: (covered((s.terms & weights.keys()) - have), merit(s), -s.position))
+        if words + len(best.text.split()) > MAX_WORDS:
+            continue
+        take(best)
 
-    # Source order, then the order within the source: the sentences read as a paragraph.
-    chosen.sort(key=lambda s: (s.source, s.position))
+    # Source order (the primary first), then the order within the source: they read as a paragraph.
+    chosen.sort(key=lambda s: (s.source != primary, s.source, s.position))
     return " ".join(_cite(s.text, s.source) for s in chosen)
 
 

@@ -128,10 +128,52 @@ async def test_sources_that_contribute_nothing_stay_uncited() -> None:
     assert _cited(answer) == {2}
 
 
-async def test_cites_several_sources_when_each_contributes() -> None:
-    answer = await _answer("What does the with statement do?", _sources("with", "context-managers"))
-
+async def test_a_second_source_is_cited_only_when_it_adds_terms_the_first_lacked() -> None:
+    # The with statement's page covers "with" and "statement": the context managers' page adds nothing.
+    assert _cited(
+        await _answer("What does the with statement do?", _sources("with", "context-managers"))
+    ) == {1}
+    # "yield" is nowhere in the pass statement's page: the yield statement's page adds it.
+    answer = await _answer("What do the pass and yield statements do?", _sources("pass", "yield"))
     assert _cited(answer) == {1, 2}
+    assert "yield" in answer.split("[1]")[-1].lower()
+
+
+async def test_it_stops_when_the_question_terms_are_covered() -> None:
+    # The lambdas page mentions "yield" too, but pass + yield already cover the question.
+    sources = _sources("pass", "yield", "lambda")
+    assert "yield" in sources[2].excerpt
+    answer = await _answer("What do the pass and yield statements do?", sources)
+    assert _cited(answer) == {1, 2}
+    assert len(MARKER.findall(answer)) <= 3
+
+
+async def test_the_source_whose_title_names_the_topic_answers_first() -> None:
+    """Retrieval may rank a page merely mentioning the topic first; the answer starts with the topic page."""
+    answer = await _answer("What should I know about exceptions?", _sources("string-methods", "exceptions"))
+    assert answer.startswith("Exceptions are a means of breaking out of the normal flow of control")
+    assert _cited(answer) == {2}
+
+
+async def test_tables_and_grammar_productions_are_never_quoted() -> None:
+    excerpt = (
+        "Unicode names\n\n"
+        "+--------------------+------------------------------+\n"
+        "| LATIN CAPITAL LETTER A | the capital letter A of the Latin script. |\n"
+        "+--------------------+------------------------------+\n\n"
+        "| | |\n\n"
+        'capital_stmt ::= "capital" identifier the capital of a letter.\n\n'
+        "A capital letter is the upper-case form of a letter in a script.\n"
+    )
+    source = RetrievedSource(
+        number=1, document_id=1, title="Letters", url="", excerpt=excerpt, lexical_score=1.0, score=1.0
+    )
+
+    answer = await _answer("What is a capital letter?", [source])
+
+    assert answer == "A capital letter is the upper-case form of a letter in a script [1]."
+    assert "|" not in answer
+    assert "::=" not in answer
 
 
 async def test_no_match_answers_honestly_without_markers() -> None:
