@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import enum
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import DatabaseError
 from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
+from answers.conf import conf
 from answers.excerpts import quote_spans
 from answers.models import Answer, AnswerSource, Chunk, Document
+from answers.providers.extractive import compose_answer
 from answers.rendering import render_answer_html
+from answers.retrieval.backends import NoSearchBackend
+from answers.retrieval.pipeline import retrieve
 from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 from answers.retrieval.types import RetrievedSource
 
@@ -176,7 +182,9 @@ class FirstScreen:
 
 EXAMPLE_QUESTIONS = 4
 EXAMPLE_TITLE_MAX = 80
-EXAMPLE_CANDIDATES = 3  # documents looked at per example
+EXAMPLE_CANDIDATES = 5  # documents looked at per example
+# Whether a document's example question retrieves it first, per corpus version (see _answers_well).
+_answered_well: dict[tuple[Any, ...], bool] = {}
 
 
 def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
@@ -184,12 +192,11 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
 
     Deterministic and cheap whatever the corpus's size: one aggregate query, then for each example
     a primary-key lookup (the first few documents at or after one of `examples` evenly spaced ids)
-    and a check of that document's chunks; so the same corpus always offers the same questions,
-    and they range over its topics.
+    and a check of that document's chunks and of what its question retrieves (remembered until
+    the corpus changes); so the same corpus always offers the same questions, they range over
+    its topics, and each is answered from its own document first.
     """
-    corpus = Document.objects.order_by().aggregate(
-        documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
-    )
+    corpus = _corpus_stats()
     titles: dict[int, str] = {}
     if corpus["documents"]:
         low, high = corpus["low"], corpus["high"]
@@ -197,11 +204,22 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
             at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
             candidates = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
             for pk, title in candidates[:EXAMPLE_CANDIDATES]:
-                if pk not in titles and _good_example(pk, title.strip()):
+                if pk not in titles and offers_example(pk, title.strip(), corpus):
                     titles[pk] = title.strip()
                     break
     questions = list(dict.fromkeys(example_question(title) for title in titles.values()))
     return FirstScreen(documents=corpus["documents"], last_updated=corpus["last_updated"], examples=questions)
+
+
+def _corpus_stats() -> dict[str, Any]:
+    return Document.objects.order_by().aggregate(
+        documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
+    )
+
+
+def offers_example(document_id: int, title: str, corpus: dict[str, Any] | None = None) -> bool:
+    """Whether the first screen may offer the document's example question (see first_screen_get)."""
+    return _good_example(document_id, title) and _answers_well(document_id, title, corpus or _corpus_stats())
 
 
 def _good_example(document_id: int, title: str) -> bool:
@@ -221,6 +239,37 @@ def _good_example(document_id: int, title: str) -> bool:
         shared = next((i for i, (a, b) in enumerate(zip(word, base, strict=False)) if a != b), len(base))
         found &= Q(text__icontains=word[: max(shared, 1)])
     return Chunk.objects.filter(found, document_id=document_id).exists()
+
+
+_FIRST_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def _answers_well(document_id: int, title: str, corpus: dict[str, Any]) -> bool:
+    """Asked, the document's example question is answered citing the document first.
+
+    Checked offline: the sources retrieval finds over ANSWERS_MIN_SCORE, and the extractive
+    answer composed from them (answers.providers.extractive, deterministic, no model call).
+    A title shared with a longer page's section ("The for statement" is also a section of
+    "Compound statements") may rank that page first, and a document whose best passages are
+    grammar has nothing to quote: such questions are not offered.
+    """
+    version = (corpus["documents"], corpus["last_updated"], corpus["low"], corpus["high"], conf.MIN_SCORE)
+    key = (*version, document_id, title)
+    known = _answered_well.get(key)
+    if known is not None:
+        return known
+    question = example_question(title)
+    try:
+        sources = retrieve(question, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES).sources
+    except (DatabaseError, NoSearchBackend):
+        return False
+    first = _FIRST_MARKER.search(compose_answer(question, sources))
+    by_number = {s.number: s.document_id for s in sources}
+    well = first is not None and by_number.get(int(first.group(1))) == document_id
+    if any(k[: len(version)] != version for k in _answered_well):
+        _answered_well.clear()  # the corpus changed: forget what the old one answered
+    _answered_well[key] = well
+    return well
 
 
 def example_question(title: str) -> str:

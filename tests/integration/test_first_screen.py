@@ -109,7 +109,8 @@ def test_a_document_whose_text_never_says_its_title_is_no_example(
 def test_example_titles_are_escaped(client: Client, make_document: MakeDocument) -> None:
     make_document(
         title='<script>window.__pwned = 1</script> "quoted" topic',
-        body="The quoted topic: <script>window.__pwned = 1</script> is a script.",
+        # Prose the offline answerer can quote: only questions it answers are offered.
+        body="The quoted topic explains why a title holding a script such as window pwned 1 is escaped.",
     )
 
     html = client.get("/").content.decode()
