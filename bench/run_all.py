@@ -22,13 +22,16 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 ORDER = [
-    "citations", "retrieval", "pipeline", "latency", "events", "retention", "streams", "concurrency",
-    "live", "support", "dense", "markdown",
+    "citations", "retrieval", "relevance", "pipeline", "latency", "events", "retention", "streams",
+    "concurrency", "live", "support", "dense", "markdown",
 ]  # fmt: skip
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.
 BY_HAND = BENCH / "NOTES_by_hand.md"
 # Extra arguments of the quick set and of the full set.
-QUICK: dict[str, list[str]] = {"streams": ["--streams", "300", "--variants", "project,stock"]}
+QUICK: dict[str, list[str]] = {
+    "streams": ["--streams", "300", "--variants", "project,stock"],
+    "relevance": ["--no-latency"],
+}
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],
     "dense": ["--full"],

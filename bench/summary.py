@@ -155,6 +155,32 @@ def rows() -> list[list[str]]:
                  + (f"; failed: {fails}" if fails else ""),
                  _met(ok)]
             )  # fmt: skip
+    rel = _load("relevance")
+    if rel:
+        for db, label in DBS.items():
+            x = rel.get(db)
+            if not x:
+                continue
+            now, before = x["at_default"], x["before"]
+            out.append(
+                [f"relevance, labeled set ({label}), threshold {now['threshold']:.2f}",
+                 f"old scorer at 0.10: declined {before['declined_recall']:.0%}, right first "
+                 f"{before['right_first']:.0%}, paraphrase top-5 {before['paraphrase_top5']:.0%}",
+                 "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
+                 f"declined {now['declined_recall']:.0%} (precision {now['declined_precision']:.0%}), "
+                 f"right first {now['right_first']:.0%}, paraphrase top-5 {now['paraphrase_top5']:.0%}",
+                 _met(now["declined_recall"] >= 0.9 and now["right_first"] >= 0.95)
+                 + ("" if now["paraphrase_top5"] >= before["paraphrase_top5"]
+                    else "; paraphrase top-5: **not met**")]
+            )  # fmt: skip
+            if "latency" in x:
+                lat = x["latency"]
+                out.append(
+                    [f"retrieve() p50 at 100k chunks, relevance scorer ({label})",
+                     f"old scorer: {lat['old_p50']:.1f} ms", "< 50 ms",
+                     f"{lat['new_p50']:.1f} ms ({lat['new_p50'] / lat['old_p50']:.2f}x)",
+                     _met(lat["new_p50"] < 50)]
+                )  # fmt: skip
     pipe = _load("pipeline")
     if co or pipe:
         parts = []
