@@ -16,21 +16,23 @@ passage holds it, it counts fully against every passage. Then, in 0..1:
     proximity   how tightly the matched terms sit together in the text: k distinct
                 terms within a window of w words give (k - 1) / (w - 1); 1.0 when
                 adjacent or when the question has a single term
-    lexical     the engine's score divided by the best candidate's (bm25 or
-                ts_rank_cd: term frequency and length), a tie-breaker among
-                passages that cover alike
 
-    score = 0.55 * coverage + 0.25 * title + 0.10 * proximity * coverage + 0.10 * lexical * coverage
+    score = 0.55 * coverage + 0.30 * title + 0.15 * proximity * coverage
+
+(`components` also reports `lexical`, the engine's score divided by the best
+candidate's, for the trail; it is not in the score: passages that score alike
+keep the engine's order.)
 
 Every part is at most `coverage` (a title match is a match), so **a score never
 exceeds the weighted share of the question the passage covers**: 0.8 means "at
 least 80 % of what the question is about, by rarity, is in this passage", and a
 passage missing a term that carries half the question's weight scores at most 0.5
 however often it repeats the other half. A passage holding every term in its body
-scores 0.55 to 0.75; with them in its title or heading too, up to 1.0.
-ANSWERS_MIN_SCORE (default 0.5, chosen from bench/relevance_labeled.jsonl, see
-bench/RESULTS_relevance.md) keeps passages covering at least half the question's
-weight and, in practice, a title match or most of the rest.
+scores 0.55 to 0.70; with them in its title too, up to 1.0. ANSWERS_MIN_SCORE
+(default 0.35, answers.conf.MIN_SCORE_DEFAULT: the lowest threshold at which 90 %
+of the labeled off-topic questions of bench/relevance_labeled.jsonl retrieve
+nothing, curve in bench/RESULTS_relevance.md) keeps passages covering at least
+35 % of the question's weight.
 
 With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
 each passage also carries its cosine similarity to the question, and it can raise
