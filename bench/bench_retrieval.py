@@ -154,7 +154,7 @@ def _quality() -> dict[str, dict[str, float]]:
     load_demo_corpus()
     by_id = dict(Document.objects.values_list("id", "key"))
     rerankers: dict[str, Reranker] = {
-        "default reranker (lexical-v1)": LexicalReranker(),
+        "default reranker (coverage-v2)": LexicalReranker(),
         "lexical score only": LexicalOnlyReranker(),
     }
     out = {}
