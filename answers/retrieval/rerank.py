@@ -35,17 +35,19 @@ nothing, curve in bench/RESULTS_relevance.md) keeps passages covering at least
 35 % of the question's weight.
 
 With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
-each passage also carries its cosine similarity to the question, and it can raise
-the score halfway towards it, never lower it:
+each passage also carries its cosine similarity to the question, and it raises
+the score three quarters of the way towards it, never lowers it:
 
-    score = max(lexical score, 0.5 * lexical score + 0.5 * dense)
-          = lexical score + 0.5 * max(0, dense - lexical score)
+    score = lexical score + 0.75 * max(0, dense - lexical score)
 
-So a passage that shares few words with the question but means the same (dense
-0.8, lexical 0.2) scores 0.5; an exact lexical match is never pulled down by a
-weaker similarity; and an unrelated passage (dense 0.2) gains nothing. Without
-dense similarities (embeddings off, or the embeddings server failed) the score is
-exactly the lexical one.
+So a passage that shares no word with the question but means the same (dense
+0.6) scores 0.45 and passes the default threshold; one about something else
+(dense 0.3) scores under it; an exact lexical match is never pulled down by a
+weaker similarity. The weight is not calibrated on a real model here (none is
+installed; bench/paraphrase_quality.py measures one): with a model whose
+unrelated passages reach higher similarities, raise ANSWERS_MIN_SCORE. Without
+dense similarities (embeddings off, or the embeddings server failed) the score
+is exactly the lexical one.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ from answers.retrieval.query import STEM_KEEPS, WEAK_TERM_WEIGHT, WEAK_TERMS, st
 WEIGHTS = {"coverage": 0.55, "title": 0.30, "proximity": 0.15}
 # Scaled by coverage, so that no part of the score can exceed it (see the module docstring).
 SCALED_BY_COVERAGE = frozenset({"proximity"})
-DENSE_WEIGHT = 0.5
+DENSE_WEIGHT = 0.75
 # A term in a section heading counts this share of one in the document's title: a
 # document titled by the question's topic outranks a long page with a section on it.
 HEADING_SHARE = 0.6
@@ -85,7 +87,7 @@ def combine(parts: Mapping[str, float]) -> float:
 
 
 def with_dense(lexical: float, dense: float) -> float:
-    """The dense similarity raises a score halfway towards it, never lowers it (module docstring)."""
+    """The dense similarity raises a score three quarters of the way towards it, never lowers it."""
     similarity = min(1.0, max(0.0, dense))
     return min(1.0, lexical + DENSE_WEIGHT * max(0.0, similarity - lexical))
 

@@ -304,7 +304,7 @@ def test_the_demo_answer_reads_as_markdown_on_its_permalink(
 ) -> None:
     """The extractive answer quotes the reference's reST-ish `*context manager*`: it reads as emphasis."""
     response = client.post(
-        "/api/answers/", {"question": "How does the with statement work?"}, content_type="application/json"
+        "/api/answers/", {"question": "What is a context manager?"}, content_type="application/json"
     )
     assert response.status_code in (200, 201), response.content
     answer = Answer.objects.get(id=response.json()["id"])

@@ -1,4 +1,4 @@
-"""The reranker's dense component: it raises a score halfway towards the similarity, never lowers it."""
+"""The reranker's dense component: it raises a score towards the similarity, never lowers it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from answers.retrieval.rerank import DENSE_WEIGHT, LexicalReranker, Passage
+from answers.conf import MIN_SCORE_DEFAULT
+from answers.retrieval.rerank import DENSE_WEIGHT, LexicalReranker, Passage, with_dense
 
 TERMS = ["break", "loop"]
 BREAK = Passage("Loop break", "", "A loop break ends the nearest enclosing loop.", 1.0)
@@ -31,13 +32,13 @@ def test_without_a_dense_similarity_the_score_is_the_lexical_one(passage: Passag
 @pytest.mark.parametrize(
     ("passage", "dense", "expected"),
     [
-        pytest.param(UNRELATED, 0.8, 0.4, id="meaning-only-passage-gains-half-its-similarity"),
+        pytest.param(UNRELATED, 0.6, 0.45, id="meaning-only-passage-reaches-the-default-threshold"),
         pytest.param(UNRELATED, 0.0, 0.0, id="no-words-no-meaning-scores-nothing"),
         pytest.param(UNRELATED, -0.4, 0.0, id="negative-similarity-counts-as-none"),
         pytest.param(BREAK, 0.2, 1.0, id="a-weak-similarity-never-lowers-an-exact-match"),
     ],
 )
-def test_the_dense_similarity_raises_the_score_halfway(
+def test_the_dense_similarity_raises_the_score_towards_it(
     passage: Passage, dense: float, expected: float
 ) -> None:
     assert LexicalReranker().score(TERMS, [_with(passage, dense)]) == [pytest.approx(expected)]
@@ -54,3 +55,7 @@ def test_hybrid_score_is_the_lexical_one_raised_towards_the_similarity(dense: fl
     (mixed,) = LexicalReranker().score(TERMS, [_with(plain, dense)])
     assert base <= mixed <= 1.0
     assert mixed == pytest.approx(base + DENSE_WEIGHT * max(0.0, max(0.0, dense) - base))
+
+
+def test_a_meaning_only_passage_passes_the_default_threshold_and_an_unrelated_one_does_not() -> None:
+    assert with_dense(0.0, 0.6) >= MIN_SCORE_DEFAULT > with_dense(0.0, 0.3)
