@@ -159,7 +159,7 @@ def choose(curve: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _latency() -> dict[str, float]:
-    from corpus import CHUNKS_PER_DOCUMENT, Corpus, analyze, insert
+    from corpus import Corpus, analyze, insert
     from relevance_baseline import OldLexicalReranker
 
     from answers.retrieval.pipeline import retrieve
@@ -181,7 +181,6 @@ def _latency() -> dict[str, float]:
             started = time.perf_counter()
             retrieve(question, min_score=OLD_THRESHOLD, max_sources=5, reranker=old)
             times["old"].append((time.perf_counter() - started) * 1000)
-    _ = CHUNKS_PER_DOCUMENT
     return {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
 
 
