@@ -15,6 +15,8 @@ PROVIDERS = {
 }
 SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
 EMBEDDINGS = ("none", "openai")
+NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
+DECLINE_TEXT = "The documents here don't cover this question."
 
 
 class AnswersSettings:
@@ -55,6 +57,16 @@ class AnswersSettings:
     @property
     def MIN_SCORE(self) -> float:
         return float(getattr(settings, "ANSWERS_MIN_SCORE", 0.1))
+
+    @property
+    def NO_SOURCES(self) -> str:
+        """ "decline" (default: no provider call, the answer is ANSWERS_DECLINE_TEXT) or "answer"."""
+        return str(getattr(settings, "ANSWERS_NO_SOURCES", "decline") or "decline").strip().lower()
+
+    @property
+    def DECLINE_TEXT(self) -> str:
+        """The whole text of a declined answer."""
+        return str(getattr(settings, "ANSWERS_DECLINE_TEXT", DECLINE_TEXT))
 
     @property
     def PROVIDER_TIMEOUT(self) -> float:
