@@ -128,8 +128,9 @@ def _check_decline() -> list[CheckMessage]:
         )
     text = conf.DECLINE_TEXT
     # The text is stored as both the raw and the final text, and streamed as its own display: a
-    # marker in it would point at no source (and finalizing would change it).
-    trail = compute_trail(text, 0, dialects=conf.MARKER_DIALECTS)
+    # marker in it would point at no source (and finalizing would change it). Every dialect is
+    # looked for, whatever ANSWERS_MARKER_DIALECTS says (E014 reports a bad list of its own).
+    trail = compute_trail(text, 0, dialects=None)
     if not text.strip() or trail.final_text != text or trail.stripped or trail.normalized:
         errors.append(
             Error(
