@@ -201,7 +201,8 @@ def rows() -> list[list[str]]:
         )  # fmt: skip
         out.append(
             ["the coverage record of an answer (beside its support record)",
-             f"the support record (lexical): p50 {support['p50']:.2f} ms", "cheap: < 0.25x the support record",
+             f"the support record (lexical): p50 {support['p50']:.2f} ms",
+             "cheap: < 0.25x the support record",
              f"p50 {coverage['p50']:.2f} ms = {coverage['p50'] / support['p50']:.2f}x",
              _met(coverage["p50"] < 0.25 * support["p50"])]
         )  # fmt: skip
