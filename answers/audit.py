@@ -28,6 +28,8 @@ class AnswerAudit:
 def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]:
     """What differs between the stored trail and the one compute_trail makes again from the raw text."""
     sources = sorted(sources, key=lambda s: s.original_number)
+    if answer.declined:
+        return _declined_differences(answer, sources)
     numbers = [s.original_number for s in sources]
     if numbers != list(range(1, len(sources) + 1)):
         return [f"sources are numbered {numbers}, expected 1..{len(sources)}"]
@@ -60,6 +62,26 @@ def answer_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]
                 differences.append(
                     f"source {stored.original_number}: {field} differs: stored {got!r}, recomputed {want!r}"
                 )
+    return differences
+
+
+def _declined_differences(answer: Answer, sources: list[AnswerSource]) -> list[str]:
+    """A declined answer is not finalized (its text is ANSWERS_DECLINE_TEXT, stored as written).
+
+    What must hold: no source, no marker decision, no fallback, and its final text is its raw text.
+    """
+    differences = []
+    if sources:
+        differences.append(f"declined, but {len(sources)} sources are stored")
+    if answer.final_text != answer.raw_text:
+        differences.append(
+            f"declined, but the final text {_clip(answer.final_text)!r} is not "
+            f"the raw text {_clip(answer.raw_text)!r}"
+        )
+    if answer.fallback:
+        differences.append("declined, but stored as a fallback")
+    if answer.markers or answer.stripped or answer.normalized:
+        differences.append("declined, but marker decisions are stored")
     return differences
 
 

@@ -16,7 +16,8 @@ from django.core.checks import CheckMessage, Error, register
 from django.utils.module_loading import import_string
 
 from answers.citations.normalize import DIALECTS
-from answers.conf import EMBEDDINGS, PROVIDERS, SUPPORT_METHODS, conf
+from answers.citations.trail import compute_trail
+from answers.conf import EMBEDDINGS, NO_SOURCES, PROVIDERS, SUPPORT_METHODS, conf
 
 # A bearer token: printable ASCII, no spaces (RFC 6750 allows fewer characters still).
 _TOKEN = re.compile(r"[!-~]+")
@@ -110,6 +111,34 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
         )
     errors += _check_support()
+    errors += _check_decline()
+    return errors
+
+
+def _check_decline() -> list[CheckMessage]:
+    """ANSWERS_NO_SOURCES and ANSWERS_DECLINE_TEXT (answers.pipeline.flow): ids E033-E034."""
+    errors: list[CheckMessage] = []
+    if conf.NO_SOURCES not in NO_SOURCES:
+        errors.append(
+            Error(
+                f"ANSWERS_NO_SOURCES is {conf.NO_SOURCES!r}, which is not a known behaviour.",
+                hint=f"Use one of: {', '.join(NO_SOURCES)}.",
+                id="answers.E033",
+            )
+        )
+    text = conf.DECLINE_TEXT
+    # The text is stored as both the raw and the final text, and streamed as its own display: a
+    # marker in it would point at no source (and finalizing would change it). Every dialect is
+    # looked for, whatever ANSWERS_MARKER_DIALECTS says (E014 reports a bad list of its own).
+    trail = compute_trail(text, 0, dialects=None)
+    if not text.strip() or trail.final_text != text or trail.stripped or trail.normalized:
+        errors.append(
+            Error(
+                "ANSWERS_DECLINE_TEXT must be plain text: not empty, and without citation markers.",
+                hint='The default reads: "The documents here don\'t cover this question."',
+                id="answers.E034",
+            )
+        )
     return errors
 
 

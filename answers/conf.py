@@ -18,6 +18,8 @@ EMBEDDINGS = ("none", "openai")
 # The lowest threshold at which >= 90 % of the labeled off-topic questions retrieve nothing
 # (bench/relevance_labeled.jsonl, curve in bench/RESULTS_relevance.md); see README "Relevance".
 MIN_SCORE_DEFAULT = 0.35
+NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
+DECLINE_TEXT = "The documents here don't cover this question."
 
 
 class AnswersSettings:
@@ -58,6 +60,16 @@ class AnswersSettings:
     @property
     def MIN_SCORE(self) -> float:
         return float(getattr(settings, "ANSWERS_MIN_SCORE", MIN_SCORE_DEFAULT))
+
+    @property
+    def NO_SOURCES(self) -> str:
+        """ "decline" (default: no provider call, the answer is ANSWERS_DECLINE_TEXT) or "answer"."""
+        return str(getattr(settings, "ANSWERS_NO_SOURCES", "decline") or "decline").strip().lower()
+
+    @property
+    def DECLINE_TEXT(self) -> str:
+        """The whole text of a declined answer."""
+        return str(getattr(settings, "ANSWERS_DECLINE_TEXT", DECLINE_TEXT))
 
     @property
     def PROVIDER_TIMEOUT(self) -> float:

@@ -47,6 +47,8 @@ STRIPPED_MEMBER = "stripped_member"  # a marker member naming no retrieved sourc
 NORMALIZED_MARKER = "normalized_marker"  # a marker in another dialect, rewritten as [n]
 UNSUPPORTED_CITATION = "unsupported_citation"  # a sentence's cited source scoring under the bar
 GROUNDED_UNCITED = "grounded_uncited"  # a sentence without a marker that a retrieved source grounds
+DECLINED = "declined"  # an answer declined: no source reached the threshold, no provider call
+MAY_NOT_ADDRESS = "may_not_address"  # an answer whose cited sources miss a key term of the question
 OUTCOMES = (
     DROPPED_SOURCE,
     RENUMBERED_SOURCE,
@@ -55,6 +57,8 @@ OUTCOMES = (
     NORMALIZED_MARKER,
     UNSUPPORTED_CITATION,
     GROUNDED_UNCITED,
+    DECLINED,
+    MAY_NOT_ADDRESS,
 )
 STAGES = ("retrieval", "first_piece", "generation", "total")
 # From a fast lexical retrieval (milliseconds) to a slow model's whole answer (a minute or more).
@@ -116,6 +120,18 @@ def answer_done(answer: Answer, trail: Trail) -> None:
     stage_times(
         {"first_piece": answer.first_piece_ms, "generation": answer.generation_ms, "total": answer.total_ms}
     )
+
+
+def answer_declined(answer: Answer) -> None:
+    """A declined answer (done, no provider call): its count, the outcome, its total time."""
+    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+    citation_outcomes({DECLINED: 1})
+    stage_times({"total": answer.total_ms})
+
+
+def coverage_outcome(coverage: Mapping[str, Any]) -> None:
+    """An answer flagged "may not address the question" (answers.support.coverage)."""
+    citation_outcomes({MAY_NOT_ADDRESS: int(bool(coverage.get("flag")))})
 
 
 def answer_failed(answer: Answer) -> None:

@@ -107,6 +107,12 @@ class Answer(models.Model):
         default=list, blank=True, help_text="Out-of-range marker members removed, in the order met."
     )
     fallback = models.BooleanField(default=False)
+    declined = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="No retrieved source reached the threshold: the provider was not called and the text is "
+        "ANSWERS_DECLINE_TEXT (ANSWERS_NO_SOURCES=decline).",
+    )
     markers = models.JSONField(
         default=list,
         blank=True,
@@ -149,6 +155,19 @@ class Answer(models.Model):
         editable=False,
         help_text="Sentences without a marker that a retrieved source grounds; null until computed.",
     )
+    coverage = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The question's informative terms and which of them the cited sources contain "
+        "(docs/api.md, trail `coverage`); null until computed, with `support`.",
+    )
+    may_not_address = models.BooleanField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The cited sources miss a key term of the question (coverage `flag`); null until computed.",
+    )
     idempotency_key = models.CharField(
         max_length=255, blank=True, help_text="The client's Idempotency-Key header, if it sent one."
     )
@@ -166,7 +185,12 @@ class Answer(models.Model):
                 fields=["idempotency_scope", "idempotency_key"],
                 condition=~models.Q(idempotency_key=""),
                 name="answer_idempotency_key_unique",
-            )
+            ),
+            # A declined answer cites nothing and lists nothing: it is not a fallback (which lists
+            # every retrieved source).
+            models.CheckConstraint(
+                condition=Q(declined=False) | Q(fallback=False), name="answer_declined_not_fallback"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -157,12 +157,14 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
     `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
+    `declined`: no source reached the threshold; the text is ANSWERS_DECLINE_TEXT, `references` empty.
     """
     references = answer_references(answer)
     return {
         "text": answer.final_text,
         "references": references,
         "fallback": answer.fallback,
+        "declined": answer.declined,
         "truncated": answer.truncated,
         "quotes": answer_quotes(answer),
         "html": render_answer_html(

@@ -65,7 +65,14 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any], status: 
 def _answer_context(answer: Answer | None) -> dict[str, Any]:
     """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
     if answer is None:
-        return {"answer": None, "status": "", "references": [], "retrieved": [], "answer_html": ""}
+        return {
+            "answer": None,
+            "status": "",
+            "references": [],
+            "retrieved": [],
+            "answer_html": "",
+            "declined": False,
+        }
     passages = selectors.source_passages(answer)
     references = [
         {
@@ -86,6 +93,8 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         # listed apart, unnumbered (the script numbers them as they are cited).
         "references": [] if in_flight else references,
         "retrieved": references if in_flight else [],
+        # No source reached the threshold: the decline text, no Sources list (docs/api.md, page hooks).
+        "declined": done and answer.declined,
         "answer_html": render_answer_html(
             answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
         )
@@ -181,7 +190,10 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     answer = selectors.answer_get(answer_id=answer_id, user=user)
     if answer is None:
         raise Http404("No answer has this id.")
-    return _page(request, "answers/answer_detail.html", {"form": AskForm(), **_answer_context(answer)})
+    context = _answer_context(answer)
+    # A declined answer offers the example questions again: questions the site does answer.
+    examples = selectors.first_screen_get().examples if context["declined"] else []
+    return _page(request, "answers/answer_detail.html", {"form": AskForm(), "examples": examples, **context})
 
 
 @require_GET

@@ -214,6 +214,24 @@ def rows() -> list[list[str]]:
                  "over 100 ms); "
                  f"per update p50 {md['page_p50_ms']:.1f} ms, p95 {md['page_p95_ms']:.1f} ms", _met(ok)]
             )  # fmt: skip
+    dec = _load("decline")
+    if dec:
+        answered, declined = dec["asks"]["answered"], dec["asks"]["declined"]
+        coverage, support = dec["records"]["coverage"], dec["records"]["support"]
+        out.append(
+            ["a declined question (terms in no document), demo corpus, extractive, JSON path",
+             f"an answered question: p50 {answered['p50']:.1f} ms", "no provider call; not slower",
+             f"{declined['provider_calls']} provider calls in {declined['asks']} asks; p50 "
+             f"{declined['p50']:.1f} ms = {declined['p50'] / answered['p50']:.2f}x",
+             _met(declined["provider_calls"] == 0 and declined["p50"] <= answered["p50"])]
+        )  # fmt: skip
+        out.append(
+            ["the coverage record of an answer (beside its support record)",
+             f"the support record (lexical): p50 {support['p50']:.2f} ms",
+             "cheap: < 0.25x the support record",
+             f"p50 {coverage['p50']:.2f} ms = {coverage['p50'] / support['p50']:.2f}x",
+             _met(coverage["p50"] < 0.25 * support["p50"])]
+        )  # fmt: skip
     return out
 
 

@@ -242,6 +242,10 @@ ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
 # labeled set (bench/RESULTS_relevance.md). Below it nothing is retrieved.
 ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.35)
 ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
+# When no retrieved source reaches ANSWERS_MIN_SCORE: "decline" (the provider is not called; the
+# answer is ANSWERS_DECLINE_TEXT, marked declined) or "answer" (the provider is called anyway).
+ANSWERS_NO_SOURCES = os.environ.get("ANSWERS_NO_SOURCES", "decline")
+ANSWERS_DECLINE_TEXT = os.environ.get("ANSWERS_DECLINE_TEXT", "The documents here don't cover this question.")
 # Marker dialects repaired before strip and finalize (CITATIONS.md, normalize_markers):
 # "all", "none" or dialect names, comma-separated.
 ANSWERS_MARKER_DIALECTS = os.environ.get("ANSWERS_MARKER_DIALECTS", "all")

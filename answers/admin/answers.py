@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 
 from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
-from answers.admin.trail import dense_panel, source_rows, support_panel, trail_panels
+from answers.admin.trail import coverage_panel, dense_panel, source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
 from answers.selectors import answer_done_payload, may_read_trails, parse_answer_id
 
@@ -145,6 +145,21 @@ class GroundedUncitedFilter(_SupportCountFilter):
     count_field = "grounded_uncited_count"
 
 
+class MayNotAddressFilter(_YesNoFilter):
+    """The coverage record's flag: the cited sources miss a key term of the question.
+
+    Answers whose record is not computed (null) are in neither "yes" nor "no".
+    """
+
+    title = "may not address the question"
+    parameter_name = "may_not_address"
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(may_not_address=self.value() == "yes")
+        return None
+
+
 class VerdictFilter(admin.SimpleListFilter):
     title = "latest review verdict"
     parameter_name = "verdict"
@@ -178,6 +193,8 @@ class AnswerAdmin(_AnswerAdminBase):
         "dropped",
         "renumbered",
         "fallback",
+        "declined",
+        "may_not_address",
         "stripped_count",
         "support_counts",
         "verdict",
@@ -190,12 +207,14 @@ class AnswerAdmin(_AnswerAdminBase):
         "provider",
         "model",
         "fallback",
+        "declined",
         HasDroppedFilter,
         RenumberedFilter,
         HasStrippedFilter,
         HasNormalizedFilter,
         UnsupportedFilter,
         GroundedUncitedFilter,
+        MayNotAddressFilter,
         VerdictFilter,
         ReaderUnhelpfulFilter,
         ReaderFlaggedFilter,
@@ -210,7 +229,7 @@ class AnswerAdmin(_AnswerAdminBase):
     change_form_template = "admin/answers/answer/change_form.html"
 
     fieldsets_done = (
-        (None, {"fields": ("question", "status", "delivery", "created_at", "finished_at")}),
+        (None, {"fields": ("question", "status", "delivery", "declined_note", "created_at", "finished_at")}),
         (
             "Raw text → final text",
             {
@@ -225,6 +244,7 @@ class AnswerAdmin(_AnswerAdminBase):
             },
         ),
         ("Support check: which sentences the sources back", {"fields": ("support_check",)}),
+        ("Coverage: does the answer address the question", {"fields": ("coverage_check",)}),
         ("Sources, in retrieval order", {"fields": ("sources_table",)}),
         ("Reader feedback", {"fields": ("reader_feedback",)}),
         ("Retrieval", {"fields": ("retrieval",)}),
@@ -327,6 +347,10 @@ class AnswerAdmin(_AnswerAdminBase):
             return EMPTY
         return f"{obj.unsupported_count} / {obj.grounded_uncited_count}"
 
+    @admin.display(description="may not address", boolean=True, ordering="may_not_address")
+    def may_not_address(self, obj: Answer) -> bool | None:
+        return obj.may_not_address
+
     @admin.display(description="review verdict", ordering="latest_verdict")
     def verdict(self, obj: Answer) -> str:
         value = _annotation(obj, "latest_verdict")
@@ -369,6 +393,19 @@ class AnswerAdmin(_AnswerAdminBase):
     @admin.display(description="sentences and their sources")
     def support_check(self, obj: Answer) -> SafeString:
         return _panel("support.html", panel=support_panel(obj, _sources(obj)))
+
+    @admin.display(description="question terms and the cited sources")
+    def coverage_check(self, obj: Answer) -> SafeString:
+        return _panel("coverage.html", panel=coverage_panel(obj))
+
+    @admin.display(description="declined")
+    def declined_note(self, obj: Answer) -> str:
+        if not obj.declined:
+            return "No"
+        return (
+            f"Yes: no retrieved source reached the threshold ({obj.min_score:g}), so the provider was not "
+            "called and the answer says the documents do not cover the question."
+        )
 
     @admin.display(description="sources")
     def sources_table(self, obj: Answer) -> SafeString:

@@ -1,6 +1,6 @@
 """The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped,
-unsupported citations, grounded but uncited sentences, failed, and of answers readers called
-unhelpful or whose sources they flagged."""
+unsupported citations, grounded but uncited sentences, declined answers, answers that may not
+address the question, failed, and of answers readers called unhelpful or whose sources they flagged."""
 
 from __future__ import annotations
 
@@ -89,6 +89,9 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "support_checked": row.support_checked,
         "unsupported": percent(row.unsupported_share),
         "grounded_uncited": percent(row.grounded_uncited_share),
+        "declined": percent(row.declined_share),
+        "coverage_checked": row.coverage_checked,
+        "may_not_address": percent(row.may_not_address_share),
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
@@ -105,6 +108,8 @@ CHART_METRICS = (
     ("flagged", "readers: flagged a source", "#8b4513"),
     ("unsupported", "unsupported citations", "#b03060"),
     ("grounded_uncited", "grounded but uncited", "#1f6f8b"),
+    ("declined", "declined (nothing relevant)", "#6b8e23"),
+    ("may_not_address", "may not address the question", "#a0522d"),
     ("failed", "failed", "#555555"),
 )
 LEGEND_COLUMNS = 4

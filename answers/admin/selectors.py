@@ -162,10 +162,12 @@ def answer_export_row(answer: Answer) -> dict[str, Any]:
         "final_text": answer.final_text,
         "stripped": list(answer.stripped),
         "fallback": answer.fallback,
+        "declined": answer.declined,
         "markers": list(answer.markers),
         "error_kind": answer.error_kind,
         "error_message": answer.error_message,
         "support": answer.support,
+        "coverage": answer.coverage,
         "sources": [
             {
                 "original_number": s.original_number,
@@ -238,6 +240,9 @@ class HealthRow:
     support_checked: int = 0  # done answers with a support record
     with_unsupported: int = 0  # ... with a sentence citing a source under the bar
     with_grounded_uncited: int = 0  # ... with an uncited sentence some retrieved source grounds
+    declined: int = 0  # of the done answers: no source reached the threshold, no provider call
+    coverage_checked: int = 0  # done answers with a coverage record
+    may_not_address: int = 0  # ... whose cited sources miss a key term of the question
 
     @staticmethod
     def _share(part: int, whole: int) -> float | None:
@@ -280,6 +285,14 @@ class HealthRow:
         return self._share(self.with_grounded_uncited, self.support_checked)
 
     @property
+    def declined_share(self) -> float | None:
+        return self._share(self.declined, self.done)
+
+    @property
+    def may_not_address_share(self) -> float | None:
+        return self._share(self.may_not_address, self.coverage_checked)
+
+    @property
     def failed_share(self) -> float | None:
         return self._share(self.failed, self.answers)
 
@@ -300,7 +313,9 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     share is over all answers. Two grouped queries.
     Shares of dropped/renumbered/fallback/stripped/normalized are over the finished (done)
     answers; the unsupported and grounded-uncited shares over the done answers whose support
-    record is computed; the failed share is over all answers. Two grouped queries.
+    record is computed; the declined share over the done answers; the "may not address the
+    question" share over the done answers whose coverage record is computed; the failed share
+    is over all answers. Two grouped queries.
     """
     period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
     done = Q(status=Answer.Status.DONE)
@@ -321,6 +336,9 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
             support_checked=Count("pk", filter=done & Q(unsupported_count__isnull=False)),
             with_unsupported=Count("pk", filter=done & Q(unsupported_count__gt=0)),
             with_grounded_uncited=Count("pk", filter=done & Q(grounded_uncited_count__gt=0)),
+            declined=Count("pk", filter=done & Q(declined=True)),
+            coverage_checked=Count("pk", filter=done & Q(may_not_address__isnull=False)),
+            may_not_address=Count("pk", filter=done & Q(may_not_address=True)),
         )
     )
     sources = (

@@ -129,6 +129,10 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     text = serializers.SerializerMethodField()
     references = serializers.SerializerMethodField()
     fallback = serializers.BooleanField()
+    declined = serializers.BooleanField(
+        help_text="No retrieved source reached the relevance threshold and the provider was not called: "
+        "`references` is [] and `text` is ANSWERS_DECLINE_TEXT."
+    )
     truncated = serializers.BooleanField(
         help_text="The provider stopped at its length limit: the answer is complete as stored but cut short."
     )
@@ -266,6 +270,28 @@ class SupportSerializer(serializers.Serializer[dict[str, Any]]):
     sentences = SupportSentenceSerializer(many=True)
 
 
+class CoverageSerializer(serializers.Serializer[dict[str, Any]]):
+    """The coverage record (docs/api.md, trail `coverage`; answers.support.coverage)."""
+
+    terms = serializers.ListField(
+        child=serializers.CharField(), help_text="The question's informative terms, in its order."
+    )
+    covered = serializers.ListField(
+        child=serializers.CharField(), help_text="The terms some cited source holds (title or excerpt)."
+    )
+    missing = serializers.ListField(
+        child=serializers.CharField(), help_text="The terms no cited source holds."
+    )
+    key = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The terms whose absence flags the answer: not weak, and held by some chunk of the corpus.",
+    )
+    flag = serializers.BooleanField(
+        help_text="The answer may not address the question: a key term is missing "
+        "(never for a declined answer)."
+    )
+
+
 class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     text = serializers.CharField(source="final_text")
     sources = TrailSourceSerializer(many=True)
@@ -275,6 +301,10 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     support = SupportSerializer(
         allow_null=True,
         help_text="Null until computed (after `done` is stored and published), or if it could not be.",
+    )
+    coverage = CoverageSerializer(
+        allow_null=True,
+        help_text="Computed with `support` (null until then): the question's terms the cited sources hold.",
     )
 
     class Meta:
@@ -290,6 +320,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "markers",
             "normalized",
             "fallback",
+            "declined",
             "truncated",
             "provider",
             "model",
@@ -306,6 +337,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "error",
             "sources",
             "support",
+            "coverage",
         ]
 
     def get_error(self, answer: Answer) -> dict[str, str] | None:

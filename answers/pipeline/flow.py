@@ -1,6 +1,12 @@
 """The answer flow: retrieve, persist, publish, generate, finalize, persist, publish (then, off
 the answer's path, its support record: answers.pipeline.support).
 
+When no retrieved source reaches the threshold and ANSWERS_NO_SOURCES is `decline` (the
+default), the answer is declined: the provider is never called (no request, no cost, nothing
+to answer from), and the steps that would have generated publish ANSWERS_DECLINE_TEXT instead,
+through the same publisher: `references` (empty), one delta with the text, `done` with
+`declined` (docs/api.md).
+
 One `ask()` serves both delivery paths (JSON and SSE); they differ only in the
 publisher passed in (answers.pipeline.publisher): whether events are published,
 and whether generation goes on in the background or within the caller.
@@ -54,6 +60,7 @@ class Started:
     answer: Answer  # as created: status streaming
     prompt: Prompt
     started_at: float  # time.monotonic() when the question arrived
+    declined: bool = False  # no source reached the threshold: the provider is not called
 
     @property
     def answer_id(self) -> uuid.UUID:
@@ -107,6 +114,7 @@ def _start(
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
     retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
     retrieval_ms = (time.monotonic() - started_at) * 1000
+    declined = not retrieval.sources and conf.NO_SOURCES == "decline"
     prompt = build_prompt(question, retrieval.sources, native_citations=provider.native_citations)
     answer = store.answer_create(
         question=question,
@@ -119,14 +127,19 @@ def _start(
         max_sources=max_sources,
         retrieval_ms=retrieval_ms,
         idempotency=idempotency,
+        declined=declined,
     )
     publisher.references(answer.id, retrieval.sources)
-    return Started(answer=answer, prompt=prompt, started_at=started_at)
+    return Started(answer=answer, prompt=prompt, started_at=started_at, declined=declined)
 
 
 async def _finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
     """Steps 4-7, in the background (the answer as created is returned) or within the caller."""
-    generation = generate(started=started, provider=provider, publisher=publisher)
+    generation = (
+        decline(started=started, publisher=publisher)
+        if started.declined
+        else generate(started=started, provider=provider, publisher=publisher)
+    )
     if publisher.background:
         # A task of its own, so a client that disconnects does not stop it; in a fresh context,
         # because the request's (asgiref's executor for its thread) ends with the 202.
@@ -245,6 +258,39 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     if answer.status == Answer.Status.DONE:
         await publisher.done(answer)
         # Stored and published: the support record is computed off the answer's path.
+        support.start(answer)
+    return answer
+
+
+async def decline(*, started: Started, publisher: Publisher) -> Answer:
+    """Steps 4-7 of a declined answer: ANSWERS_DECLINE_TEXT published as its one delta and stored as
+    its text, `done` published; no provider is called.
+
+    Whatever happens, the answer ends `done` or `failed`, as a generated one does.
+    """
+    text = conf.DECLINE_TEXT
+    progress = _Progress()
+    deltas = publisher.deltas(started.answer_id, started.prompt.sources)
+    fail = _Failure(started, publisher, deltas, progress)
+    try:
+        # The text, whole, as if a provider had written it: what the deltas add up to is the answer's text.
+        progress.pieces.append(text)
+        await deltas.add(text)
+        await deltas.close()
+        answer = await run_db(
+            store.answer_decline,
+            answer_id=started.answer_id,
+            text=text,
+            total_ms=(time.monotonic() - started.started_at) * 1000,
+        )
+    except asyncio.CancelledError:
+        await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
+        raise
+    except Exception:
+        logger.exception("answer %s: storing the declined answer failed", started.answer_id)
+        return await fail(ErrorKind.STORAGE, "The answer could not be saved.")
+    if answer.status == Answer.Status.DONE:
+        await publisher.done(answer)
         support.start(answer)
     return answer
 

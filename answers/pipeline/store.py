@@ -59,8 +59,12 @@ def answer_create(
     max_sources: int,
     retrieval_ms: float,
     idempotency: Idempotency | None = None,
+    declined: bool = False,
 ) -> Answer:
-    """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction."""
+    """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction.
+
+    `declined`: no source reached the threshold and the provider will not be called (flow.py).
+    """
     now = timezone.now()
     with transaction.atomic():
         answer = Answer.objects.create(
@@ -75,6 +79,7 @@ def answer_create(
             max_sources=max_sources,
             retrieval_trace=retrieval.trace,
             retrieval_ms=retrieval_ms,
+            declined=declined,
             heartbeat_at=now,
             idempotency_key=idempotency.key if idempotency else "",
             idempotency_scope=idempotency.scope if idempotency else "",
@@ -153,6 +158,35 @@ def answer_complete(
     return answer
 
 
+def answer_decline(*, answer_id: uuid.UUID, text: str, total_ms: float) -> Answer:
+    """A declined answer done: `text` (ANSWERS_DECLINE_TEXT) is its raw and final text, as written.
+
+    Nothing is finalized: it has no sources and, by answers.checks (E034), no marker, so there is
+    no decision to record (and no fallback: there is no source to fall back to).
+    """
+    with transaction.atomic():
+        answer = (
+            Answer.objects.select_for_update().prefetch_related(selectors.with_sources()).get(id=answer_id)
+        )
+        if answer.status != Answer.Status.STREAMING:
+            return answer  # failed meanwhile (reaped as stale): that verdict was already published
+        answer.raw_text = text
+        answer.final_text = text
+        answer.stripped = []
+        answer.fallback = False
+        answer.markers = []
+        answer.normalized = []
+        answer.truncated = False
+        answer.status = Answer.Status.DONE
+        answer.first_piece_ms = None
+        answer.generation_ms = None
+        answer.total_ms = total_ms
+        answer.finished_at = timezone.now()
+        answer.save(update_fields=_COMPLETED_FIELDS)
+    metrics.answer_declined(answer)
+    return answer
+
+
 def store_source_outcomes(sources: list[AnswerSource], *, extra: tuple[str, ...] = ()) -> None:
     """Each source's SOURCE_OUTCOME_FIELDS (and the `extra` fields named), one UPDATE per row
     sent at once (executemany: one round trip on psycopg).
@@ -208,11 +242,16 @@ def answer_fail(
 
 
 def answer_support(
-    *, answer_id: uuid.UUID, record: dict[str, Any], dropped: Collection[int] | None = None
+    *,
+    answer_id: uuid.UUID,
+    record: dict[str, Any],
+    dropped: Collection[int] | None = None,
+    coverage: Mapping[str, Any] | None = None,
 ) -> bool:
     """Store a done answer's support record and the counts the admin filters on; False if not done.
 
     `dropped`: the original numbers of its dropped sources, when the caller has them (else read).
+    `coverage`: its coverage record (answers.support.coverage), computed with it, and its flag.
     """
     if dropped is None:
         dropped = set(
@@ -225,6 +264,11 @@ def answer_support(
         support=record,
         unsupported_count=summary.unsupported,
         grounded_uncited_count=summary.grounded_uncited,
+        **(
+            {}
+            if coverage is None
+            else {"coverage": dict(coverage), "may_not_address": bool(coverage.get("flag"))}
+        ),
     )
     return bool(updated)
 

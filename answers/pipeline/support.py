@@ -3,7 +3,8 @@
 Both delivery paths call `start()` right after publishing `done`: the record is
 computed in a task of its own (tracked by answers.pipeline.lifecycle, so a
 shutdown waits for it within its grace and tests can wait for it) and stored
-with the counts the admin filters on (store.answer_support). Nothing here can
+with the counts the admin filters on (store.answer_support), and beside it the coverage
+record (answers.support.coverage: whether the cited sources hold the question's key terms). Nothing here can
 fail or delay the answer: any failure is logged and leaves `support` null
 (`manage.py check_support` fills it in later).
 
@@ -30,7 +31,7 @@ from answers import db, metrics
 from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store
-from answers.support.compute import AnswerTexts, answer_texts, get_support_method, inputs_from
+from answers.support.compute import AnswerTexts, answer_texts, coverage_from, get_support_method, inputs_from
 from answers.support.methods import support_record
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ async def check(answer_id: uuid.UUID, texts: AnswerTexts) -> None:
         method = get_support_method()
         inputs = await db.run_db(inputs_from, texts, gate=GATE, size=GATE_SIZE)
         record = await support_record(inputs, method=method, min_score=conf.SUPPORT_MIN)
+        coverage = await db.run_db(coverage_from, texts, gate=GATE, size=GATE_SIZE)
         if await db.run_db(
             store.answer_support,
             gate=GATE,
@@ -79,7 +81,9 @@ async def check(answer_id: uuid.UUID, texts: AnswerTexts) -> None:
             answer_id=answer_id,
             record=record,
             dropped=texts.dropped,
+            coverage=coverage,
         ):
             metrics.support_outcomes(record)
+            metrics.coverage_outcome(coverage)
     except Exception:
         logger.exception("answer %s: support record not computed (left null)", answer_id)

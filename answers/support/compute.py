@@ -19,7 +19,9 @@ from django.utils.module_loading import import_string
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.providers.registry import get_provider
+from answers.retrieval.query import query_terms
 from answers.support.corpus import corpus_idf
+from answers.support.coverage import coverage_record
 from answers.support.judge import JudgeMethod
 from answers.support.lexical import content_words
 from answers.support.methods import (
@@ -58,12 +60,19 @@ class AnswerTexts:
     sources: list[SourceText]  # in retrieval order
     quotes: dict[int, list[str]]  # by original number
     dropped: frozenset[int]  # original numbers of the sources dropped as uncited
+    # For the coverage record (answers.support.coverage):
+    question: str = ""
+    declined: bool = False
+    cited: tuple[str, ...] = ()  # the title and the excerpt of each source of the final list
 
 
 def answer_texts(answer: Answer) -> AnswerTexts:
     """`answer`'s AnswerTexts; its sources are read from the prefetched rows when there are some."""
     rows = sorted(answer.sources.all(), key=lambda s: s.original_number)
     return AnswerTexts(
+        question=answer.question,
+        declined=answer.declined,
+        cited=tuple(text for s in rows if s.final_number is not None for text in (s.title, s.excerpt)),
         text=answer.final_text,
         sources=[SourceText(s.original_number, s.final_number, s.excerpt) for s in rows],
         # Quotes live on the trail once the native-citations provider stores them.
@@ -77,6 +86,24 @@ def inputs_from(texts: AnswerTexts) -> SupportInputs:
     inputs = support_inputs(texts.text, texts.sources, quotes=texts.quotes)
     words = [w for sentence in inputs.sentences for w in content_words(sentence.body)]
     return replace(inputs, idf=corpus_idf(words))
+
+
+def coverage_from(texts: AnswerTexts) -> dict[str, Any]:
+    """The coverage record (answers.support.coverage): the question's terms against the cited
+    sources, key terms told by the corpus counts the support weights come from (one look-up)."""
+    terms = query_terms(texts.question)
+    idf = corpus_idf(terms)
+
+    def in_corpus(term: str) -> bool:
+        # No statistics (no corpus or no search index): every term counts as present.
+        return idf.documents <= 0 or idf.counts.get(term, 0) > 0
+
+    return coverage_record(terms=terms, cited_texts=texts.cited, in_corpus=in_corpus, declined=texts.declined)
+
+
+def compute_coverage(answer: Answer) -> dict[str, Any]:
+    """The coverage record of a done answer (its sources loaded or read)."""
+    return coverage_from(answer_texts(answer))
 
 
 def compute_support(

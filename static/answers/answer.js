@@ -9,7 +9,11 @@
 // once finalized: its markers already carry their final numbers), the sources cited so far
 // in their final numbers (each announced by a `cite` event before its number shows), and,
 // apart and unnumbered, the retrieved sources not cited yet. At `done` the finalized pair
-// replaces them; a number once shown never changes (API.md, SSE events).
+// replaces them; a number once shown never changes (docs/api.md, SSE events).
+//
+// A declined answer (no source reached the relevance threshold: `done` with `declined`) shows its
+// text, no Sources list and no retrieved list, marks the container `data-answer-declined`, and
+// offers the example questions again.
 (function () {
   "use strict";
 
@@ -68,6 +72,7 @@
     this.container = container;
     this.text = container.querySelector("[data-answer-text]");
     this.sources = container.querySelector("[data-answer-sources]");
+    this.sourcesHeading = container.querySelector("[data-answer-sources-heading]");
     this.retrieved = container.querySelector("[data-answer-retrieved]");
     this.retrievedBlock = container.querySelector("[data-answer-retrieved-block]");
     this.retrievedItems = new Map(); // original number -> its li in the retrieved list
@@ -103,7 +108,25 @@
     this.fallback.hidden = true;
     this.truncated.hidden = true;
     this.permalinkBlock.hidden = true;
+    this.setDeclined(false);
     this.setStatus("streaming");
+  };
+
+  // Declined: no Sources list, and the example questions (questions the site answers) offered again.
+  AnswerView.prototype.setDeclined = function (declined) {
+    if (declined) {
+      this.container.dataset.answerDeclined = "";
+    } else {
+      delete this.container.dataset.answerDeclined;
+    }
+    this.sources.hidden = declined;
+    if (this.sourcesHeading) {
+      this.sourcesHeading.hidden = declined;
+    }
+    const examples = document.querySelector("[data-examples]");
+    if (examples && declined) {
+      examples.hidden = false;
+    }
   };
 
   AnswerView.prototype.showPermalink = function (href) {
@@ -241,6 +264,7 @@
     }
     this.renderSources(payload.references, payload.quotes);
     this.setRetrieved([]);
+    this.setDeclined(payload.declined === true);
     this.fallback.hidden = !payload.fallback;
     this.truncated.hidden = payload.truncated !== true;
     this.setStatus("done");

@@ -95,6 +95,10 @@ def test_health_page_shows_the_figures_and_a_chart(admin_client, known_answers):
         "support_checked": 4,
         "unsupported": "75%",  # three of them cite documents whose words their sentences lack
         "grounded_uncited": "0%",
+        "declined": "0%",
+        "coverage_checked": 4,
+        # "What do the documents say?": no cited "Doc n" page holds "documents".
+        "may_not_address": "100%",
         "failed": "20%",
         "avg_retrieved": "2.75",
         "avg_cited": "1.25",

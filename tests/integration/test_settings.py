@@ -97,6 +97,12 @@ def test_a_bad_boolean_is_reported_by_name():
         ),
         ({"ANSWERS_EMBEDDINGS_TIMEOUT": 0}, ["answers.E023"]),
         ({"ANSWERS_PGVECTOR_INDEX": "ivf"}, ["answers.E024"]),
+        ({"ANSWERS_NO_SOURCES": "shrug"}, ["answers.E033"]),
+        ({"ANSWERS_NO_SOURCES": "answer"}, []),
+        ({"ANSWERS_DECLINE_TEXT": "   "}, ["answers.E034"]),
+        ({"ANSWERS_DECLINE_TEXT": "Nothing here covers this [1]."}, ["answers.E034"]),
+        ({"ANSWERS_DECLINE_TEXT": "Nothing here covers this【1】."}, ["answers.E034"]),
+        ({"ANSWERS_DECLINE_TEXT": "Nothing on this site covers that question."}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

@@ -109,6 +109,13 @@ class Command(BaseCommand):
     def _print(self, answer: Answer, *, text: bool) -> None:
         if text and answer.status == Answer.Status.DONE:
             self.stdout.write(answer.final_text)
+        if answer.declined and answer.status == Answer.Status.DONE:
+            self.stdout.write(
+                f"\n(Declined: no retrieved source reached the relevance threshold, {answer.min_score:g}; "
+                "the provider was not called.)"
+            )
+            self.stdout.write(f"\nAnswer id: {answer.id}")
+            return
         self.stdout.write("\nSources:")
         for reference in selectors.answer_references(answer):
             url = f" <{reference['url']}>" if reference["url"] else ""

@@ -12,7 +12,7 @@ from answers.conf import conf
 from answers.management.since import add_since_argument, since_start
 from answers.models import Answer
 from answers.pipeline.store import answer_support
-from answers.support.compute import compute_support, get_support_method
+from answers.support.compute import compute_coverage, compute_support, get_support_method
 
 logger = logging.getLogger(__name__)
 
@@ -20,7 +20,8 @@ logger = logging.getLogger(__name__)
 class Command(BaseCommand):
     help = (
         "Compute again, with the configured ANSWERS_SUPPORT_METHOD and ANSWERS_SUPPORT_MIN, the support "
-        "record of every done answer (or those created since a day) and store it with its counts."
+        "record of every done answer (or those created since a day) and store it with its counts and "
+        "its coverage record."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -43,11 +44,12 @@ class Command(BaseCommand):
                 answer = Answer.objects.prefetch_related("sources").get(pk=answer_id)
                 try:
                     record = compute_support(answer, method=method)
+                    coverage = compute_coverage(answer)
                 except Exception:
                     logger.exception("answer %s: support record not computed", answer_id)
                     failed.append(str(answer_id))
                 else:
-                    stored += answer_support(answer_id=answer_id, record=record)
+                    stored += answer_support(answer_id=answer_id, record=record, coverage=coverage)
                 bar.update()
         self.stdout.write(
             f"Stored the support record of {stored} answer(s) ({method.name}, bar {conf.SUPPORT_MIN:g})."
