@@ -97,6 +97,9 @@ def test_a_bad_boolean_is_reported_by_name():
         ),
         ({"ANSWERS_EMBEDDINGS_TIMEOUT": 0}, ["answers.E023"]),
         ({"ANSWERS_PGVECTOR_INDEX": "ivf"}, ["answers.E024"]),
+        ({"ANSWERS_MAX_TOKENS": 0}, ["answers.E036"]),
+        ({"ANSWERS_MAX_ANSWER_CHARS": 0}, ["answers.E037"]),
+        ({"ANSWERS_MAX_TOKENS": 1, "ANSWERS_MAX_ANSWER_CHARS": 1}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
