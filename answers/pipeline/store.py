@@ -190,18 +190,24 @@ def answer_fail(
     generation_ms: float,
     total_ms: float,
 ) -> Answer:
-    """The answer as failed, with the raw text that arrived and why."""
-    Answer.objects.filter(id=answer_id).update(
-        status=Answer.Status.FAILED,
-        raw_text=raw_text,
-        error_kind=kind,
-        error_message=message,
-        truncated=truncated,
-        first_piece_ms=first_piece_ms,
-        generation_ms=generation_ms,
-        total_ms=total_ms,
-        finished_at=timezone.now(),
-    )
+    """The answer as failed, with the raw text that arrived and why.
+
+    In a transaction of its own: when the database refuses the text, the caller can still
+    store the failure without it (in a test's transaction too: PostgreSQL aborts the whole
+    transaction on an error outside a savepoint).
+    """
+    with transaction.atomic():
+        Answer.objects.filter(id=answer_id).update(
+            status=Answer.Status.FAILED,
+            raw_text=raw_text,
+            error_kind=kind,
+            error_message=message,
+            truncated=truncated,
+            first_piece_ms=first_piece_ms,
+            generation_ms=generation_ms,
+            total_ms=total_ms,
+            finished_at=timezone.now(),
+        )
     answer = Answer.objects.get(id=answer_id)
     metrics.answer_failed(answer)
     return answer
