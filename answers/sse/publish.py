@@ -58,6 +58,8 @@ LIVE_BUDGET_SECONDS = 0.5
 # A stretch (with what the display holds back) up to this long is fed on the event loop: the
 # hop to a thread would cost more than the feeding.
 INLINE_FEED_CHARS = 256
+# The live display is fed at most this much at a time, so the budget is checked often enough.
+FEED_SLICE_CHARS = 1024
 LIVE_DISPLAY_THREADS = 4
 
 T = TypeVar("T")
@@ -128,6 +130,16 @@ def publish_error(answer_id: uuid.UUID, detail: str) -> None:
     send(channel_for(answer_id), ERROR, {"detail": detail})
 
 
+@dataclass(frozen=True)
+class _Fed:
+    """What one feed of the live display gave: its steps, the seconds it took, whether it took the
+    whole stretch (False: it stopped, over budget)."""
+
+    steps: list[Step]
+    seconds: float
+    whole: bool
+
+
 class DeltaCoalescer:
     """Coalesces provider pieces into at most ~10 `delta` events a second, each with its display.
 
@@ -196,34 +208,40 @@ class DeltaCoalescer:
         text = "".join(self._unfed)
         self._unfed = []
         live = self._live
-        if live is None:
-            if final:
-                # Linear, but on the whole answer: a thread too when the answer is not small.
-                rest = await self._off_loop(self._rest_of_display, len(self._sources))
-                self._gather(*rest)
-            return
-        if live.held + len(text) <= INLINE_FEED_CHARS:
-            steps = self._live_steps(live, text, final)
-        else:
-            started = time.perf_counter()
-            steps = await self._off_loop(self._live_steps, live, text, final)
-            self._live_spent += time.perf_counter() - started
-        for step in steps:
-            self._gather(step.display, step.cited)
-        if not final and self._live_spent > self._live_budget:
-            logger.warning(
-                "answer %s: live display over its budget (%.1f s): the rest is displayed at the end",
-                self._answer_id,
-                self._live_spent,
-            )
-            self._live = None
+        if live is not None:
+            left = self._live_budget - self._live_spent
+            if live.held + len(text) <= INLINE_FEED_CHARS:
+                fed = self._live_steps(live, text, final, left)
+            else:
+                fed = await self._off_loop(self._live_steps, live, text, final, left)
+            for step in fed.steps:
+                self._gather(step.display, step.cited)
+            self._live_spent += fed.seconds
+            if not fed.whole:
+                logger.warning(
+                    "answer %s: live display over its budget (%.1f s): the rest is displayed at the end",
+                    self._answer_id,
+                    self._live_spent,
+                )
+                self._live = None
+        if self._live is None and final:
+            # Linear, but on the whole answer: a thread when it is not small.
+            self._gather(*await self._off_loop(self._rest_of_display, len(self._sources)))
 
     @staticmethod
-    def _live_steps(live: LiveDisplay, text: str, final: bool) -> list[Step]:
-        steps = [live.feed(text)] if text else []
+    def _live_steps(live: LiveDisplay, text: str, final: bool, budget: float) -> _Fed:
+        """Feed `text` in slices of FEED_SLICE_CHARS (closing the display when `final`) until done or
+        `budget` seconds are spent: a slice's cost grows with what the display holds back."""
+        started = time.perf_counter()
+        steps = []
+        for start in range(0, len(text), FEED_SLICE_CHARS):
+            steps.append(live.feed(text[start : start + FEED_SLICE_CHARS]))
+            spent = time.perf_counter() - started
+            if spent > budget:
+                return _Fed(steps, spent, whole=False)
         if final:
             steps.append(live.close())
-        return steps
+        return _Fed(steps, time.perf_counter() - started, whole=True)
 
     async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(
