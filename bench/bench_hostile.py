@@ -43,6 +43,7 @@ BASELINE = ["Generated ", "words ", "cite ", "the ", "first ", "source ", "[1]",
 SENTENCE = "Zebras graze on the open savanna grass in large family herds [1]. "
 MAXIMAL_CHARS = 150_000
 HEALTH_EVERY_S = 0.02
+READS = {"api": "`GET /api/answers/<id>/`", "page": "permalink page", "replay": "events replay"}
 
 
 def in_pieces(text: str, count: int) -> list[str]:
@@ -55,7 +56,10 @@ CASES: dict[str, list[str]] = {
     "flood `[1]` 30 KB": in_pieces("Flooded " + "[1]" * 10_000, 5),
     "flood `[1 ` 30 KB": in_pieces("Flooded " + "[1 " * 10_000, 5),
     "maximal (150 KB reply)": in_pieces(SENTENCE * (MAXIMAL_CHARS // len(SENTENCE)), 300),
+    "maximal flood (150 KB of `[1]`)": in_pieces("Flooded " + "[1]" * (MAXIMAL_CHARS // 3), 300),
 }
+# The answers whose reads are measured, against the baseline's.
+MAXIMAL = ("maximal (150 KB reply)", "maximal flood (150 KB of `[1]`)")
 
 
 class HealthProbe:
@@ -141,18 +145,20 @@ async def reads(client: aiohttp.ClientSession, live: Any, answer_id: str, times:
     return out
 
 
-async def measure(live: Any, stub: StubOpenAIServer, read_times: int) -> dict[str, Any]:
+async def measure(live: Any, stub: StubOpenAIServer, read_times: int, only: str = "") -> dict[str, Any]:
     runs: dict[str, dict[str, dict[str, Any]]] = {}
     read_figures: dict[str, dict[str, float]] = {}
     async with session() as client:
         await ask(client, live.url, QUESTION, stream=False)  # warm-up: imports, first connections
         for name, pieces in CASES.items():
+            if only and name != "baseline" and not any(name.startswith(w) for w in only.split(",")):
+                continue
             stub.set_default(Reply(pieces=pieces))
             runs[name] = {}
             for path in ("json", "sse"):
                 runs[name][path] = await one(client, live, stream=path == "sse")
                 print(name, path, runs[name][path], file=sys.stderr, flush=True)
-            if name in ("baseline", "maximal (150 KB reply)"):
+            if name == "baseline" or name in MAXIMAL:
                 read_figures[name] = await reads(client, live, runs[name]["sse"]["id"], read_times)
                 print(name, "reads", read_figures[name], file=sys.stderr, flush=True)
     return {"runs": runs, "reads": read_figures}
@@ -162,6 +168,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--reads", type=int, default=5)
+    parser.add_argument("--cases", default="", help="Only these cases (comma-separated names' first words).")
     args = parser.parse_args()
     report = Report("hostile")
     started_line = harness.machine()
@@ -171,7 +178,7 @@ def main() -> None:
         for db in filter(None, args.db.split(",")):
             env = {"ANSWERS_ANON_RATE": "10000/min", "ANSWERS_PROVIDER_TIMEOUT": "600"}
             with harness.server(db, openai_base_url=stub.base_url, extra_env=env) as live:
-                measured = asyncio.run(measure(live, stub, args.reads))
+                measured = asyncio.run(measure(live, stub, args.reads, args.cases))
             runs, read_figures = measured["runs"], measured["reads"]
             base = runs["baseline"]
             for name, paths in runs.items():
@@ -231,11 +238,11 @@ def main() -> None:
     )  # fmt: skip
     report()
     report(
-        f"Reads of the maximal answer (cut at 100,000 characters) against the baseline answer's, median of "
-        f"{args.reads}, at the client on loopback:"
+        f"Reads of the maximal answers (cut at 100,000 characters) against the baseline answer's, median "
+        f"of {args.reads}, at the client on loopback:"
     )
     report()
-    report.table(["database", "read", "baseline (ms)", "maximal answer (ms)", "ratio"], read_rows)
+    report.table(["database", "answer", "read", "baseline (ms)", "maximal answer (ms)", "ratio"], read_rows)
     report.write()
     harness.save_figures("hostile", {"db": figures})
 
