@@ -17,6 +17,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from answers import selectors
 from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
@@ -301,3 +302,40 @@ async def test_sse_past_max_answer_chars_the_done_event_says_truncated(provider,
     assert_live_events(parsed)
     assert "".join(data["text"] for kind, data in parsed if kind == "delta") == answer.raw_text
     assert parsed[-1][1]["truncated"] is True
+
+
+@pytest.mark.django_db
+def test_past_max_answer_chars_the_provider_stream_is_closed_not_waited_for(
+    client, settings, stub_openai: StubOpenAIServer
+) -> None:
+    """The stub sends two pieces, then nothing until it stops: an app still reading after the cut
+    would fail the answer as a timeout instead."""
+    stub_provider_settings(
+        settings,
+        "openai",
+        "stub-model",
+        ANSWERS_OPENAI_BASE_URL=stub_openai.base_url,
+        ANSWERS_OPENAI_API_KEY="sk-test",
+    )
+    settings.ANSWERS_MAX_ANSWER_CHARS = 20
+    stub_openai.set_default(Reply(pieces=["Runaway [1] text", " and more", " never sent"], hang_after=2))
+
+    response = client.post("/api/answers/", {"question": QUESTION}, content_type="application/json")
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["status"], body["truncated"]) == ("done", True)
+    assert Answer.objects.get(id=body["id"]).raw_text == "Runaway [1] text and"
+
+
+@pytest.mark.django_db
+def test_a_done_answer_keeps_its_html_and_every_read_shows_that(client, provider) -> None:
+    provider.reply(["Stored **once**"])
+
+    body = client.post("/api/answers/", {"question": QUESTION}, content_type="application/json").json()
+
+    answer = Answer.objects.get(id=body["id"])
+    assert "<strong>once</strong>" in answer.html
+    assert 'href="#source-1"' in answer.html
+    assert answer.html in client.get(f"/answers/{answer.id}/").content.decode()
+    assert selectors.answer_done_payload(answer=answer)["html"] == answer.html
