@@ -14,8 +14,8 @@ import contextvars
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -197,9 +197,9 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     joiner = SurrogateJoiner()
     room = conf.MAX_ANSWER_CHARS
     try:
-        # aclosing: past ANSWERS_MAX_ANSWER_CHARS the provider's stream is closed now, not when
-        # the generator is collected.
-        async with aclosing(provider.stream(started.prompt, generation)) as stream:
+        # Past ANSWERS_MAX_ANSWER_CHARS the provider's stream is closed now, not when the
+        # generator is collected.
+        async with _closing(provider.stream(started.prompt, generation)) as stream:
             async for raw_piece in stream:
                 # Control characters are removed before anything is published or stored.
                 piece = strip_controls(joiner.feed(raw_piece))
@@ -264,11 +264,26 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         # encode, e.g. UnicodeEncodeError): keep what arrived, as a failed answer.
         logger.exception("answer %s: storing the finished answer failed", started.answer_id)
         return await fail(ErrorKind.STORAGE, STORAGE_MESSAGE)
+    except Exception:
+        # Finalizing or rendering failed (a bug): the answer must still end, not stay `streaming`.
+        logger.exception("answer %s: finishing the answer failed", started.answer_id)
+        return await fail(ErrorKind.INTERNAL, "Something went wrong while finishing the answer.")
     if answer.status == Answer.Status.DONE:
         await publisher.done(answer)
         # Stored and published: the support record is computed off the answer's path.
         support.start(answer)
     return answer
+
+
+@asynccontextmanager
+async def _closing(pieces: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str]]:
+    """`pieces`, closed on the way out when it can be (an async generator: its HTTP response)."""
+    try:
+        yield pieces
+    finally:
+        close = getattr(pieces, "aclose", None)
+        if close is not None:
+            await close()
 
 
 @dataclass(frozen=True)
