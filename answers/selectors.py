@@ -75,16 +75,18 @@ def may_read_trails(user: Any) -> bool:
 # What reading an answer (API object, page, feedback) never needs, only its trail: a maximal
 # answer's marker record alone is megabytes of JSON to decode (bench/RESULTS_hostile.md).
 TRAIL_ONLY_FIELDS = ("raw_text", "markers", "normalized", "retrieval_trace")
+# Loaded only by the reads that show them (the page: one query each): a maximal answer's html is
+# over a megabyte, its support record a tenth of one.
+LARGE_FIELDS = ("html", "support")
 
 
 def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer | None, Access]:
     """The answer with its sources (None unless `user` may read it), and what `user` may do.
 
-    Without its trail's records (TRAIL_ONLY_FIELDS, loaded if touched): answer_trail_get has them.
+    Without its trail's records nor its large fields (loaded if touched): answer_trail_get has them.
     """
-    answer = (
-        Answer.objects.defer(*TRAIL_ONLY_FIELDS).prefetch_related(with_sources()).filter(id=answer_id).first()
-    )
+    deferred = Answer.objects.defer(*TRAIL_ONLY_FIELDS, *LARGE_FIELDS)
+    answer = deferred.prefetch_related(with_sources()).filter(id=answer_id).first()
     if answer is None:
         return None, Access.MISSING
     access = _access(asker_id=answer.asker_id, user=user)

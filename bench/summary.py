@@ -215,11 +215,15 @@ def _hostile_rows() -> list[list[str]]:
              _met(health < 0.5)]
         )  # fmt: skip
         slowest = max(
-            (reads[name][what], name, what) for name in reads if name != "baseline" for what in reads[name]
+            (reads[name][what], name, what)
+            for name in reads
+            if name != "baseline"
+            for what in ("api", "page", "replay")
         )
         out.append(
             [f"{label}: reading a maximal answer (100,000 characters; API, permalink, replay)",
-             f"an ordinary answer's slowest read: {max(reads['baseline'].values()) * 1000:.0f} ms",
+             f"an ordinary answer's slowest read: "
+             f"{max(reads['baseline'][w] for w in ('api', 'page', 'replay')) * 1000:.0f} ms",
              "< 100 ms",
              f"slowest {slowest[0] * 1000:.0f} ms ({slowest[2]}, {slowest[1]}), at the client",
              _met(slowest[0] < 0.1)]

@@ -59,7 +59,7 @@ LIVE_BUDGET_SECONDS = 0.5
 # hop to a thread would cost more than the feeding.
 INLINE_FEED_CHARS = 256
 # The live display is fed at most this much at a time, so the budget is checked often enough.
-FEED_SLICE_CHARS = 1024
+FEED_SLICE_CHARS = 256
 LIVE_DISPLAY_THREADS = 4
 
 T = TypeVar("T")
