@@ -112,6 +112,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         )
     errors += _check_support()
     errors += _check_decline()
+    errors += _check_output_bounds()
     return errors
 
 
@@ -139,6 +140,16 @@ def _check_decline() -> list[CheckMessage]:
                 id="answers.E034",
             )
         )
+    return errors
+
+
+def _check_output_bounds() -> list[CheckMessage]:
+    """How much a provider may write (README, "Production"): ids E036-E037."""
+    errors: list[CheckMessage] = []
+    if conf.MAX_TOKENS < 1:
+        errors.append(Error("ANSWERS_MAX_TOKENS must be at least 1.", id="answers.E036"))
+    if conf.MAX_ANSWER_CHARS < 1:
+        errors.append(Error("ANSWERS_MAX_ANSWER_CHARS must be at least 1.", id="answers.E037"))
     return errors
 
 

@@ -76,6 +76,16 @@ class AnswersSettings:
         return float(getattr(settings, "ANSWERS_PROVIDER_TIMEOUT", 60.0))
 
     @property
+    def MAX_TOKENS(self) -> int:
+        """The output token limit sent to the provider (`max_tokens`, on both APIs)."""
+        return int(getattr(settings, "ANSWERS_MAX_TOKENS", 2048))
+
+    @property
+    def MAX_ANSWER_CHARS(self) -> int:
+        """The most characters of raw text kept from a provider; past it the answer is cut (truncated)."""
+        return int(getattr(settings, "ANSWERS_MAX_ANSWER_CHARS", 100_000))
+
+    @property
     def EXTRACTIVE_DELAY_MS(self) -> float:
         return float(getattr(settings, "ANSWERS_EXTRACTIVE_DELAY_MS", 0.0))
 

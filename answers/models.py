@@ -125,6 +125,13 @@ class Answer(models.Model):
         editable=False,
         help_text="Marker dialects rewritten before stripping ({dialect, text} in the order met).",
     )
+    html = models.TextField(
+        blank=True,
+        default="",
+        editable=False,
+        help_text="The final text rendered and sanitized (answers.rendering), stored once `done`: what "
+        "the `done` event, the page and admin show, never rendered again on a read.",
+    )
     truncated = models.BooleanField(default=False)
     error_kind = models.CharField(
         max_length=32, blank=True

@@ -78,9 +78,21 @@ def may_read_trails(user: Any) -> bool:
     )
 
 
+# What reading an answer (API object, page, feedback) never needs, only its trail: a maximal
+# answer's marker record alone is megabytes of JSON to decode (bench/RESULTS_hostile.md).
+TRAIL_ONLY_FIELDS = ("raw_text", "markers", "normalized", "retrieval_trace")
+# Loaded only by the reads that show them (the page: one query each): a maximal answer's html is
+# over a megabyte, its support record a tenth of one.
+LARGE_FIELDS = ("html", "support")
+
+
 def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer | None, Access]:
-    """The answer with its sources (None unless `user` may read it), and what `user` may do."""
-    answer = answer_trail_get(answer_id=answer_id)
+    """The answer with its sources (None unless `user` may read it), and what `user` may do.
+
+    Without its trail's records nor its large fields (loaded if touched): answer_trail_get has them.
+    """
+    deferred = Answer.objects.defer(*TRAIL_ONLY_FIELDS, *LARGE_FIELDS)
+    answer = deferred.prefetch_related(with_sources()).filter(id=answer_id).first()
     if answer is None:
         return None, Access.MISSING
     access = _access(asker_id=answer.asker_id, user=user)
@@ -167,10 +179,18 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "declined": answer.declined,
         "truncated": answer.truncated,
         "quotes": answer_quotes(answer),
-        "html": render_answer_html(
-            answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
-        ),
+        "html": answer_html(answer, reference_count=len(references)),
     }
+
+
+def answer_html(answer: Answer, *, reference_count: int) -> str:
+    """A done answer's final text as sanitized HTML: stored when it was completed (answer.html), or
+    rendered for an answer stored before the html was (`reference_count`: its final references)."""
+    if answer.html or not answer.final_text:
+        return answer.html
+    return render_answer_html(
+        answer.final_text, reference_count=reference_count, markers=final_markers(answer.markers) or None
+    )
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,13 @@ from django.views.decorators.http import require_GET, require_POST
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
-from answers.citations.trail import final_markers
 from answers.conf import conf
 from answers.excerpts import excerpt_pieces
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
-from answers.rendering import link_url, render_answer_html, source_anchor
+from answers.rendering import link_url, source_anchor
 from answers.sse.channels import events_url, stream_refusal
 
 FAVICON_MAX_AGE = 24 * 60 * 60
@@ -95,11 +94,7 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         "retrieved": references if in_flight else [],
         # No source reached the threshold: the decline text, no Sources list (docs/api.md, page hooks).
         "declined": done and answer.declined,
-        "answer_html": render_answer_html(
-            answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
-        )
-        if done
-        else "",
+        "answer_html": selectors.answer_html(answer, reference_count=len(references)) if done else "",
         # A shared link opened while the answer is still being written joins its stream.
         "events_url": events_url(answer.id) if in_flight and answer.delivery == Answer.Delivery.SSE else "",
     }

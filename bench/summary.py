@@ -232,6 +232,46 @@ def rows() -> list[list[str]]:
              f"p50 {coverage['p50']:.2f} ms = {coverage['p50'] / support['p50']:.2f}x",
              _met(coverage["p50"] < 0.25 * support["p50"])]
         )  # fmt: skip
+    out += _hostile_rows()
+    return out
+
+
+def _hostile_rows() -> list[list[str]]:
+    """bench_hostile.py: floods on both paths with /healthz timed, and a maximal answer's reads."""
+    h = _load("hostile")
+    out: list[list[str]] = []
+    for db, label in DBS.items():
+        data = (h or {}).get("db", {}).get(db)
+        if not data:
+            continue
+        runs, reads = data["runs"], data["reads"]
+        floods = [name for name in runs if name.startswith("flood")]
+        health = max(runs[name][path]["health_max"] for name in floods for path in ("json", "sse"))
+        base_health = max(runs["baseline"][path]["health_max"] for path in ("json", "sse"))
+        ratios = ", ".join(
+            f"{name.split(' ', 1)[1]}: {runs[name]['sse']['seconds'] / runs[name]['json']['seconds']:.1f}x"
+            for name in floods
+        )
+        out.append(
+            [f"{label}: `/healthz` during 30 KB marker floods (both paths)",
+             f"during an ordinary answer: max {base_health * 1000:.0f} ms", "well under 1 s",
+             f"max {health * 1000:.0f} ms; SSE path vs JSON path on the same flood: {ratios}",
+             _met(health < 0.5)]
+        )  # fmt: skip
+        slowest = max(
+            (reads[name][what], name, what)
+            for name in reads
+            if name != "baseline"
+            for what in ("api", "page", "replay")
+        )
+        out.append(
+            [f"{label}: reading a maximal answer (100,000 characters; API, permalink, replay)",
+             f"an ordinary answer's slowest read: "
+             f"{max(reads['baseline'][w] for w in ('api', 'page', 'replay')) * 1000:.0f} ms",
+             "< 100 ms",
+             f"slowest {slowest[0] * 1000:.0f} ms ({slowest[2]}, {slowest[1]}), at the client",
+             _met(slowest[0] < 0.1)]
+        )  # fmt: skip
     return out
 
 
@@ -247,7 +287,7 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    for name in ("citations", "pipeline", "latency", "events", "concurrency", "markdown"):
+    for name in ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile"):
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):
             runs.append(f"`bench_{name}.py`: {data['when']}")

@@ -250,6 +250,10 @@ ANSWERS_DECLINE_TEXT = os.environ.get("ANSWERS_DECLINE_TEXT", "The documents her
 # "all", "none" or dialect names, comma-separated.
 ANSWERS_MARKER_DIALECTS = os.environ.get("ANSWERS_MARKER_DIALECTS", "all")
 ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
+# Output bounds (README, "Production"): the token limit sent to the provider, and the most
+# characters kept from it (past them the answer is cut and marked truncated).
+ANSWERS_MAX_TOKENS = int(env_number("ANSWERS_MAX_TOKENS", 2048, int))
+ANSWERS_MAX_ANSWER_CHARS = int(env_number("ANSWERS_MAX_ANSWER_CHARS", 100_000, int))
 ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
 ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")
 ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")

@@ -20,7 +20,8 @@ import contextvars
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -32,7 +33,7 @@ from answers.conf import conf
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
-from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates
+from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates, strip_controls
 from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.providers.registry import get_provider
@@ -45,6 +46,8 @@ if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports stor
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+STORAGE_MESSAGE = "The answer could not be saved."
 
 
 class Retriever(Protocol):
@@ -205,20 +208,39 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     generation = Generation()
     # An emoji may arrive as two UTF-16 halves in two pieces: the pieces are joined into text.
     joiner = SurrogateJoiner()
+    room = conf.MAX_ANSWER_CHARS
     try:
-        async for raw_piece in provider.stream(started.prompt, generation):
-            piece = joiner.feed(raw_piece)
-            if not piece:
-                continue
-            if progress.first_piece_ms is None:
-                progress.first_piece_ms = progress.elapsed_ms
-            progress.pieces.append(piece)
-            await deltas.add(piece)
-        joiner.close()
+        # Past ANSWERS_MAX_ANSWER_CHARS the provider's stream is closed now, not when the
+        # generator is collected.
+        async with _closing(provider.stream(started.prompt, generation)) as stream:
+            async for raw_piece in stream:
+                # Control characters are removed before anything is published or stored.
+                piece = strip_controls(joiner.feed(raw_piece))
+                if not piece:
+                    continue
+                if len(piece) >= room:
+                    piece = piece[:room]
+                    room = 0
+                else:
+                    room -= len(piece)
+                if progress.first_piece_ms is None:
+                    progress.first_piece_ms = progress.elapsed_ms
+                progress.pieces.append(piece)
+                await deltas.add(piece)
+                if room == 0:
+                    # Past the bound the answer ends as if the model had hit its length limit.
+                    logger.warning(
+                        "answer %s: cut at %d characters", started.answer_id, conf.MAX_ANSWER_CHARS
+                    )
+                    generation.truncated = True
+                    break
+        if room:
+            joiner.close()  # when cut, a half character held back is simply past the cut
         await deltas.close()
     except ProviderError as exc:
         # The provider may have received more than it yielded; keep the longer text (if it is text).
-        raw = exc.partial_text if len(exc.partial_text) > len(progress.text) else progress.text
+        partial = strip_controls(exc.partial_text)[: conf.MAX_ANSWER_CHARS]
+        raw = partial if len(partial) > len(progress.text) else progress.text
         try:
             raw = join_surrogates(raw)
         except UnpairedSurrogate:
@@ -245,7 +267,7 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             answer_id=started.answer_id,
             raw_text=progress.text,
             truncated=generation.truncated,
-            quotes=generation.quotes,
+            quotes=_clean_quotes(generation.quotes),
             first_piece_ms=progress.first_piece_ms,
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,
@@ -254,7 +276,11 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         # The finalized pair could not be stored (ValueError: text a database driver cannot
         # encode, e.g. UnicodeEncodeError): keep what arrived, as a failed answer.
         logger.exception("answer %s: storing the finished answer failed", started.answer_id)
-        return await fail(ErrorKind.STORAGE, "The answer could not be saved.")
+        return await fail(ErrorKind.STORAGE, STORAGE_MESSAGE)
+    except Exception:
+        # Finalizing or rendering failed (a bug): the answer must still end, not stay `streaming`.
+        logger.exception("answer %s: finishing the answer failed", started.answer_id)
+        return await fail(ErrorKind.INTERNAL, "Something went wrong while finishing the answer.")
     if answer.status == Answer.Status.DONE:
         await publisher.done(answer)
         # Stored and published: the support record is computed off the answer's path.
@@ -295,6 +321,17 @@ async def decline(*, started: Started, publisher: Publisher) -> Answer:
     return answer
 
 
+@asynccontextmanager
+async def _closing(pieces: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str]]:
+    """`pieces`, closed on the way out when it can be (an async generator: its HTTP response)."""
+    try:
+        yield pieces
+    finally:
+        close = getattr(pieces, "aclose", None)
+        if close is not None:
+            await close()
+
+
 @dataclass(frozen=True)
 class _Failure:
     """Ends a generation as failed: the deltas made whole, the answer stored, `error` published."""
@@ -308,18 +345,51 @@ class _Failure:
         self, kind: ErrorKind, message: str, *, raw_text: str | None = None, truncated: bool = False
     ) -> Answer:
         raw_text = self.progress.text if raw_text is None else raw_text
+        answer_id = self.started.answer_id
         # The deltas must still add up to the raw text that is kept.
-        await self.deltas.close(final_text=raw_text)
-        answer = await run_db(
-            store.answer_fail,
-            answer_id=self.started.answer_id,
-            raw_text=raw_text,
-            kind=kind,
-            message=message,
-            truncated=truncated,
-            first_piece_ms=self.progress.first_piece_ms,
-            generation_ms=self.progress.elapsed_ms,
-            total_ms=(time.monotonic() - self.started.started_at) * 1000,
-        )
+        try:
+            await self.deltas.close(final_text=raw_text)
+        except Exception:
+            # Events that cannot be stored must not keep the answer from ending.
+            logger.exception("answer %s: the last deltas were not published", answer_id)
+        timings = {
+            "first_piece_ms": self.progress.first_piece_ms,
+            "generation_ms": self.progress.elapsed_ms,
+            "total_ms": (time.monotonic() - self.started.started_at) * 1000,
+        }
+        try:
+            answer = await run_db(
+                store.answer_fail,
+                answer_id=answer_id,
+                raw_text=raw_text,
+                kind=kind,
+                message=message,
+                truncated=truncated,
+                **timings,
+            )
+        except (DatabaseError, ValueError):
+            # The raw text itself may be what the database refuses: the answer still ends
+            # failed (storage), without it, rather than `streaming` until a restart reaps it.
+            logger.exception("answer %s: storing the failed answer with its text failed", answer_id)
+            kind, message = ErrorKind.STORAGE, STORAGE_MESSAGE
+            answer = await run_db(
+                store.answer_fail,
+                answer_id=answer_id,
+                raw_text="",
+                kind=kind,
+                message=message,
+                truncated=truncated,
+                **timings,
+            )
         await self.publisher.error(answer.id, message)
         return answer
+
+
+def _clean_quotes(quotes: dict[int, list[str]]) -> dict[int, list[str]]:
+    """The provider's quotes without control characters (a `cited_text` is the model's text too)."""
+    cleaned: dict[int, list[str]] = {}
+    for number, passages in quotes.items():
+        kept = [passage for passage in dict.fromkeys(map(strip_controls, passages)) if passage]
+        if kept:
+            cleaned[number] = kept
+    return cleaned

@@ -12,11 +12,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from answers import metrics, selectors
-from answers.citations.trail import compute_trail
+from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.providers.base import ErrorKind, Provider
 from answers.providers.prompt import Prompt
+from answers.rendering import render_answer_html
 from answers.retrieval.types import Retrieval, RetrievedSource
 from answers.sse.publish import publish_error
 from answers.support.record import summarize
@@ -36,6 +37,7 @@ _COMPLETED_FIELDS = [
     "fallback",
     "markers",
     "normalized",
+    "html",
     "truncated",
     "status",
     "first_piece_ms",
@@ -130,11 +132,19 @@ def answer_complete(
             return answer  # failed meanwhile (reaped as stale): that verdict was already published
         sources = {s.original_number: s for s in answer.sources.all()}
         trail = compute_trail(raw_text, len(sources), dialects=conf.MARKER_DIALECTS)
+        markers = trail.markers_json()
+        # Rendered once, here (before the first write: on SQLite that takes the database's lock),
+        # so no read renders it again: a maximal answer's takes about a second.
+        answer.html = render_answer_html(
+            trail.final_text,
+            reference_count=sum(1 for outcome in trail.sources if outcome.final_number is not None),
+            markers=final_markers(markers) or None,
+        )
         answer.raw_text = raw_text
         answer.final_text = trail.final_text
         answer.stripped = trail.stripped
         answer.fallback = trail.fallback
-        answer.markers = trail.markers_json()
+        answer.markers = markers
         answer.normalized = trail.normalized_json()
         answer.truncated = truncated
         answer.status = Answer.Status.DONE
@@ -224,18 +234,24 @@ def answer_fail(
     generation_ms: float,
     total_ms: float,
 ) -> Answer:
-    """The answer as failed, with the raw text that arrived and why."""
-    Answer.objects.filter(id=answer_id).update(
-        status=Answer.Status.FAILED,
-        raw_text=raw_text,
-        error_kind=kind,
-        error_message=message,
-        truncated=truncated,
-        first_piece_ms=first_piece_ms,
-        generation_ms=generation_ms,
-        total_ms=total_ms,
-        finished_at=timezone.now(),
-    )
+    """The answer as failed, with the raw text that arrived and why.
+
+    In a transaction of its own: when the database refuses the text, the caller can still
+    store the failure without it (in a test's transaction too: PostgreSQL aborts the whole
+    transaction on an error outside a savepoint).
+    """
+    with transaction.atomic():
+        Answer.objects.filter(id=answer_id).update(
+            status=Answer.Status.FAILED,
+            raw_text=raw_text,
+            error_kind=kind,
+            error_message=message,
+            truncated=truncated,
+            first_piece_ms=first_piece_ms,
+            generation_ms=generation_ms,
+            total_ms=total_ms,
+            finished_at=timezone.now(),
+        )
     answer = Answer.objects.get(id=answer_id)
     metrics.answer_failed(answer)
     return answer

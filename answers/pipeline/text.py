@@ -51,3 +51,13 @@ class SurrogateJoiner:
         if self._held:
             self._held = ""
             raise UnpairedSurrogate("The provider's text ended in half a character (a UTF-16 surrogate).")
+
+
+# C0 controls but tab, line feed and carriage return: PostgreSQL text and jsonb cannot hold NUL,
+# and none of them is text a reader can see (a model, or a prompt injection, may still send them).
+_CONTROLS = dict.fromkeys(c for c in range(0x20) if chr(c) not in "\t\n\r")
+
+
+def strip_controls(text: str) -> str:
+    """`text` without C0 control characters (tab and line breaks kept)."""
+    return text.translate(_CONTROLS)

@@ -26,8 +26,6 @@ from answers.providers.streaming import Progress, StreamingProvider
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, TextBlockParam
 
-DEFAULT_MAX_TOKENS = 1024
-
 
 @dataclass
 class _Block:
@@ -119,7 +117,6 @@ class AnthropicProvider(StreamingProvider):
     length_stop = "max_tokens"
 
     # No default model: ANSWERS_MODEL is required with this provider (system check answers.E017).
-    max_tokens = DEFAULT_MAX_TOKENS
 
     @classmethod
     def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:

@@ -78,6 +78,8 @@ class OpenAIProvider(StreamingProvider):
             messages=cast("list[ChatCompletionMessageParam]", [dict(m) for m in prompt.messages]),
             stream=True,
             temperature=self.temperature,
+            # `max_tokens`, not `max_completion_tokens`: every OpenAI-compatible server reads it.
+            max_tokens=self.max_tokens,
         )
 
     def _reader(self, prompt: Prompt, progress: Progress) -> _ChunkReader:

@@ -30,6 +30,9 @@ MAX_RETRIES = 2  # only before the first piece: a retry after it would repeat te
 BACKOFF_BASE_S = 0.5
 MAX_RETRY_AFTER_S = 5.0  # a server asking for a longer wait will not answer within a user's patience
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# The output token limit sent with every request (ANSWERS_MAX_TOKENS): a model asked, or
+# prompt-injected, to write without end stops there.
+DEFAULT_MAX_TOKENS = 2048
 # Clients by event loop, then by (provider class, base_url, api_key, timeout).
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
     weakref.WeakKeyDictionary()
@@ -102,8 +105,10 @@ class StreamingProvider(ABC):
         timeout: float = 60.0,
         max_retries: int = MAX_RETRIES,
         backoff_s: float = BACKOFF_BASE_S,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.model = model or self.default_model
+        self.max_tokens = max_tokens
         self.base_url = base_url
         # Kept private and out of repr: the key must never reach a log line or an error message.
         self._api_key = api_key
@@ -115,7 +120,11 @@ class StreamingProvider(ABC):
     def from_settings(cls, conf: AnswersSettings) -> Self:
         base_url, api_key = cls._endpoint(conf)
         return cls(
-            base_url=base_url, api_key=api_key, model=conf.MODEL or None, timeout=conf.PROVIDER_TIMEOUT
+            base_url=base_url,
+            api_key=api_key,
+            model=conf.MODEL or None,
+            timeout=conf.PROVIDER_TIMEOUT,
+            max_tokens=conf.MAX_TOKENS,
         )
 
     @classmethod
@@ -176,7 +185,14 @@ class StreamingProvider(ABC):
                 # aclosing: a consumer that stops early must close the HTTP response now.
                 async with aclosing(self._attempt(client, prompt, reader, progress, deadline)) as pieces:
                     async for piece in pieces:
-                        yield piece
+                        try:
+                            yield piece
+                        except GeneratorExit:
+                            # The consumer stopped reading (ANSWERS_MAX_ANSWER_CHARS): what the
+                            # stream said so far (quotes) still counts.
+                            if generation is not None:
+                                reader.conclude(generation)
+                            raise
             except _Retry as retry:
                 delay = retry.delay or self.backoff_s * 2**attempt
                 if progress.pieces or attempt >= self.max_retries or loop.time() + delay >= deadline:

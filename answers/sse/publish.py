@@ -11,21 +11,28 @@ re-read the store once Redis is back (answers.sse.fanout).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.core.serializers.json import DjangoJSONEncoder
 from django_eventstream.event import Event
 from django_eventstream.utils import get_storage, publish_event
 
-from answers import selectors
-from answers.citations import LiveDisplay
+from answers import db, selectors
+from answers.citations import (
+    LiveDisplay,
+    Step,
+    finalize_citations,
+    normalize_markers,
+    strip_out_of_range_markers,
+)
 from answers.conf import conf
 from answers.models import Answer
 from answers.retrieval.types import RetrievedSource
@@ -45,6 +52,17 @@ ERROR = "error"
 # at most 10 events per second of generation (event storage cost; BENCHMARKS.md), plus
 # one `cite` per source cited.
 DELTA_INTERVAL_SECONDS = 0.15
+# Feeding one answer's live display may take this many seconds of CPU in all; past them the
+# rest of its display comes at the end (DeltaCoalescer). An ordinary answer takes milliseconds.
+LIVE_BUDGET_SECONDS = 0.5
+# A stretch (with what the display holds back) up to this long is fed on the event loop: the
+# hop to a thread would cost more than the feeding.
+INLINE_FEED_CHARS = 256
+# The live display is fed at most this much at a time, so the budget is checked often enough.
+FEED_SLICE_CHARS = 256
+LIVE_DISPLAY_THREADS = 4
+
+T = TypeVar("T")
 
 
 def send(channel: str, event_type: str, payload: dict[str, Any]) -> Event:
@@ -112,13 +130,31 @@ def publish_error(answer_id: uuid.UUID, detail: str) -> None:
     send(channel_for(answer_id), ERROR, {"detail": detail})
 
 
+@dataclass(frozen=True)
+class _Fed:
+    """What one feed of the live display gave: its steps, the seconds it took, whether it took the
+    whole stretch (False: it stopped, over budget)."""
+
+    steps: list[Step]
+    seconds: float
+    whole: bool
+
+
 class DeltaCoalescer:
     """Coalesces provider pieces into at most ~10 `delta` events a second, each with its display.
 
-    Every piece goes through the answer's LiveDisplay as it arrives; a flush
-    publishes the first citations gathered (`cite` events), then the raw text
-    and the display gathered (one `delta`). The concatenation of the published
+    A flush feeds the raw text gathered since the last one through the answer's
+    LiveDisplay, then publishes the first citations it found (`cite` events), then
+    the raw text and the display (one `delta`). The concatenation of the published
     `text`s is exactly the raw text, and of the `display`s the final text.
+
+    The live display is CPU work that grows with what it holds back: a stretch that
+    is not small is fed on a worker thread, so the event loop (every other request
+    and stream of the process) never waits for it. And it has a budget: once feeding
+    one answer's display has taken `live_budget` seconds in all (a flood of markers
+    a prompt injection asked for), the display stops being live, the deltas carry
+    the raw text with an empty display, and at close the rest of the display is
+    what the whole-text functions (linear) give, minus what was shown.
     """
 
     def __init__(
@@ -129,15 +165,23 @@ class DeltaCoalescer:
         dialects: Collection[str] | None = None,
         interval: float = DELTA_INTERVAL_SECONDS,
         send: Callable[[uuid.UUID, Delta], Awaitable[Any]] | None = None,
+        live_budget: float = LIVE_BUDGET_SECONDS,
     ) -> None:
         self._answer_id = answer_id
         self._interval = interval
         self._send = send or sync_to_async(publish_delta)
         self._sources = {source.number: source for source in sources}
-        self._live = LiveDisplay(len(sources), conf.MARKER_DIALECTS if dialects is None else dialects)
-        self._pending: list[str] = []
+        self._dialects = conf.MARKER_DIALECTS if dialects is None else dialects
+        self._live: LiveDisplay | None = LiveDisplay(len(sources), self._dialects)
+        self._live_budget = live_budget
+        self._live_spent = 0.0
+        self._raw: list[str] = []  # every piece, for the display at close once it is no longer live
+        self._unfed: list[str] = []  # raw text not yet through the live display
+        self._pending: list[str] = []  # raw text not yet published
         self._display: list[str] = []
         self._cites: list[dict[str, Any]] = []
+        self._shown = 0  # characters of display gathered so far
+        self._cited = 0  # sources cited so far
         self._fed_chars = 0
         self._closed = False
         self._last_sent = 0.0
@@ -145,33 +189,96 @@ class DeltaCoalescer:
         self._lock = asyncio.Lock()
 
     async def add(self, piece: str) -> None:
-        self._take(piece)
+        self._receive(piece)
         wait = self._last_sent + self._interval - time.monotonic()
         if wait <= 0:
             await self._flush()
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().create_task(self._flush_later(wait))
 
-    def _take(self, piece: str) -> None:
-        step = self._live.feed(piece)
+    def _receive(self, piece: str) -> None:
         self._fed_chars += len(piece)
+        self._raw.append(piece)
+        self._unfed.append(piece)
         self._pending.append(piece)
-        self._gather(step.display, step.cited)
+
+    async def _feed(self, *, final: bool = False) -> None:
+        """Run the raw text received since the last feed through the live display (closing it when
+        `final`), off the event loop unless it is small, and gather what it makes displayable."""
+        text = "".join(self._unfed)
+        self._unfed = []
+        live = self._live
+        if live is not None:
+            left = self._live_budget - self._live_spent
+            if live.held + len(text) <= INLINE_FEED_CHARS:
+                fed = self._live_steps(live, text, final, left)
+            else:
+                fed = await self._off_loop(self._live_steps, live, text, final, left)
+            for step in fed.steps:
+                self._gather(step.display, step.cited)
+            self._live_spent += fed.seconds
+            if not fed.whole:
+                logger.warning(
+                    "answer %s: live display over its budget (%.1f s): the rest is displayed at the end",
+                    self._answer_id,
+                    self._live_spent,
+                )
+                self._live = None
+        if self._live is None and final:
+            # Linear, but on the whole answer: a thread when it is not small.
+            self._gather(*await self._off_loop(self._rest_of_display, len(self._sources)))
+
+    @staticmethod
+    def _live_steps(live: LiveDisplay, text: str, final: bool, budget: float) -> _Fed:
+        """Feed `text` in slices of FEED_SLICE_CHARS (closing the display when `final`) until done or
+        `budget` seconds are spent: a slice's cost grows with what the display holds back."""
+        started = time.perf_counter()
+        steps = []
+        for start in range(0, len(text), FEED_SLICE_CHARS):
+            steps.append(live.feed(text[start : start + FEED_SLICE_CHARS]))
+            spent = time.perf_counter() - started
+            if spent > budget:
+                return _Fed(steps, spent, whole=False)
+        if final:
+            steps.append(live.close())
+        return _Fed(steps, time.perf_counter() - started, whole=True)
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(
+            db.pool("live-display", LIVE_DISPLAY_THREADS), functools.partial(fn, *args)
+        )
+
+    def _rest_of_display(self, source_count: int) -> tuple[str, list[tuple[int, int]]]:
+        """The display not shown yet, and the sources not cited yet, from the whole raw text.
+
+        What was shown is a prefix of the final text, and the sources cited so far the first
+        of its references, in order (the live display's promise): the rest follows from them.
+        """
+        normalized = normalize_markers("".join(self._raw), self._dialects)
+        stripped = strip_out_of_range_markers(normalized.text, source_count)
+        final = finalize_citations(stripped.text, list(range(1, source_count + 1)))
+        references = [] if final.fallback else final.references
+        cited = [(number, original) for number, original in enumerate(references, start=1)]
+        return final.text[self._shown :], cited[self._cited :]
 
     def _gather(self, display: str, cited: list[tuple[int, int]]) -> None:
         if display:
             self._display.append(display)
+            self._shown += len(display)
         for number, original in cited:
             reference = selectors.reference_payload(self._sources[original], number)
             self._cites.append({"number": number, "original": original, "reference": reference})
+        self._cited += len(cited)
 
     async def _flush_later(self, wait: float) -> None:
         await asyncio.sleep(wait)
         self._timer = None
         await self._flush()
 
-    async def _flush(self) -> None:
+    async def _flush(self, *, final: bool = False) -> None:
         async with self._lock:
+            if self._unfed or final:
+                await self._feed(final=final)
             if not (self._pending or self._display or self._cites):
                 return
             delta = Delta("".join(self._pending), "".join(self._display), self._cites)
@@ -184,13 +291,12 @@ class DeltaCoalescer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._closed:
+        final = not self._closed
+        if final:
             self._closed = True
             if final_text is not None and len(final_text) > self._fed_chars:
-                self._take(final_text[self._fed_chars :])
-            step = self._live.close()
-            self._gather(step.display, step.cited)
-        await self._flush()
+                self._receive(final_text[self._fed_chars :])
+        await self._flush(final=final)
 
 
 class SSEPublisher:

@@ -103,6 +103,9 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_DECLINE_TEXT": "Nothing here covers this [1]."}, ["answers.E034"]),
         ({"ANSWERS_DECLINE_TEXT": "Nothing here covers this【1】."}, ["answers.E034"]),
         ({"ANSWERS_DECLINE_TEXT": "Nothing on this site covers that question."}, []),
+        ({"ANSWERS_MAX_TOKENS": 0}, ["answers.E036"]),
+        ({"ANSWERS_MAX_ANSWER_CHARS": 0}, ["answers.E037"]),
+        ({"ANSWERS_MAX_TOKENS": 1, "ANSWERS_MAX_ANSWER_CHARS": 1}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

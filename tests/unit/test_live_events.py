@@ -34,7 +34,12 @@ def _sources(count: int) -> list[RetrievedSource]:
 
 
 async def _events(
-    pieces: list[str], count: int, *, interval: float, dialects: Collection[str] | None
+    pieces: list[str],
+    count: int,
+    *,
+    interval: float,
+    dialects: Collection[str] | None,
+    live_budget: float | None = None,
 ) -> list[tuple[str, Any]]:
     sources = _sources(count)
     retrieved = [reference_payload(s, s.number) for s in sources]
@@ -43,7 +48,10 @@ async def _events(
     async def collect(answer_id: uuid.UUID, delta: Delta) -> None:
         events.extend(delta_events(delta))
 
-    coalescer = DeltaCoalescer(uuid.uuid4(), sources, dialects=dialects, interval=interval, send=collect)
+    budget = {} if live_budget is None else {"live_budget": live_budget}
+    coalescer = DeltaCoalescer(
+        uuid.uuid4(), sources, dialects=dialects, interval=interval, send=collect, **budget
+    )
     for piece in pieces:
         await coalescer.add(piece)
     await coalescer.close()
@@ -108,3 +116,26 @@ async def test_a_fallback_answer_displays_its_text_and_cites_nothing() -> None:
     assert "cite" not in [kind for kind, _ in events]
     assert events[-1][1]["fallback"] is True
     assert events[-1][1]["text"] == "No markers here."
+
+
+@pytest.mark.parametrize("dialects", DIALECTS, ids=["all-dialects", "no-dialects"])
+@pytest.mark.parametrize("size", [1, 7])
+async def test_past_its_budget_the_display_comes_whole_at_the_end_and_still_adds_up(
+    size: int, dialects: Collection[str] | None
+) -> None:
+    """A display over its CPU budget (here: none at all) stops being live after the first stretch;
+    the events still add up to the raw text, the final text and the references."""
+    for text in table_texts():
+        for count in (2, 5):
+            events = await _events(_split(text, size), count, interval=0, dialects=dialects, live_budget=-1)
+            assert_live_events(events)
+
+
+async def test_a_marker_flood_past_the_budget_is_displayed_at_the_end_with_its_one_cite() -> None:
+    flood = ["Floods [1]" + "[1]" * 400, "[1]" * 400, " end."]
+    events = await _events(flood, 3, interval=0, dialects=None, live_budget=-1)
+    assert_live_events(events)
+    deltas = [data for kind, data in events if kind == "delta"]
+    assert [data["display"] for data in deltas[1:-1]] == ["" for _ in deltas[1:-1]]
+    assert deltas[-1]["display"].endswith("[1] end.")
+    assert [data["number"] for kind, data in events if kind == "cite"] == [1]
