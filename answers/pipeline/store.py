@@ -66,6 +66,7 @@ def answer_create(
         answer = Answer.objects.create(
             question=question,
             asker_id=asker_id,
+            asked_signed_in=asker_id is not None,
             delivery=delivery,
             status=Answer.Status.STREAMING,
             provider=provider.name,
