@@ -172,6 +172,22 @@ def test_a_provider_error_is_502_and_the_answer_is_stored_failed(
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("pieces", [[], ["  ", "\n"]], ids=["empty", "whitespace-only"])
+def test_an_empty_or_whitespace_only_reply_is_a_502_and_a_failed_answer(
+    client, corpus, openai_settings, stub_openai, pieces
+):
+    stub_openai.enqueue(Reply(pieces=pieces))
+
+    response = ask(client)
+
+    assert response.status_code == 502
+    body = response.json()
+    answer = Answer.objects.get(id=body["id"])
+    assert (answer.status, answer.error_kind, answer.final_text) == ("failed", "bad_response", "")
+    assert answer.error_message == body["detail"]
+
+
+@pytest.mark.django_db
 def test_a_stream_cut_midway_is_a_failure_that_keeps_the_partial_text(
     client, corpus, openai_settings, stub_openai
 ):
