@@ -98,7 +98,10 @@ class Answer(models.Model):
     asked_signed_in = models.BooleanField(
         default=False,
         editable=False,
-        help_text="Asked by a signed-in user: readable by that user and staff only, even once the user is deleted.",
+        help_text=(
+            "Asked by a signed-in user: readable by that user and staff only, even once the user "
+            "is deleted."
+        ),
     )
     delivery = models.CharField(max_length=8, choices=Delivery.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

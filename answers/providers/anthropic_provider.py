@@ -6,7 +6,8 @@ Each retrieved source goes, in order, as a `document` block with citations enabl
 `document_index + 1` in arrival order, joined by `, `, + `]`, after the block's text and
 before its trailing whitespace, with one space before it. That is the raw text; normalize,
 strip and finalize then treat it like any other (an out-of-range index is stripped like any
-out-of-range marker; a negative one is written as member 0, which is stripped too). Each citation's `cited_text` is kept as a quote of its source.
+out-of-range marker; a negative one is written as member 0, which is stripped too). Each
+citation's `cited_text` is kept as a quote of its source.
 
 Deadline, retries, error kinds and the client cache live in answers.providers.streaming.
 """
