@@ -99,8 +99,7 @@ class Answer(models.Model):
         default=False,
         editable=False,
         help_text=(
-            "Asked by a signed-in user: readable by that user and staff only, even once the user "
-            "is deleted."
+            "Asked by a signed-in user: readable by that user and staff only, even once the user is deleted."
         ),
     )
     delivery = models.CharField(max_length=8, choices=Delivery.choices)
@@ -182,7 +181,7 @@ class Answer(models.Model):
                 fields=["idempotency_scope", "idempotency_key"],
                 condition=~models.Q(idempotency_key=""),
                 name="answer_idempotency_key_unique",
-            )
+            ),
         ]
 
     def __str__(self) -> str:
