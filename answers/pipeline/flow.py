@@ -10,15 +10,16 @@ Nothing here knows about HTTP.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.db import DatabaseError
 
 from answers import db
@@ -125,20 +126,57 @@ def _start(
 
 
 async def _finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
-    """Steps 4-7, in the background (the answer as created is returned) or within the caller."""
+    """Steps 4-7, in the background (the answer as created is returned) or within the caller.
+
+    Either way generation runs in a task of its own, tracked (answers.pipeline.lifecycle): a
+    stopping server fails it as `shutdown` and its caller still answers (a JSON ask: 503 with
+    the answer's id) instead of being cancelled with it.
+    """
+    loop = asyncio.get_running_loop()
     generation = generate(started=started, provider=provider, publisher=publisher)
     if publisher.background:
-        # A task of its own, so a client that disconnects does not stop it; in a fresh context,
-        # because the request's (asgiref's executor for its thread) ends with the 202.
-        task = asyncio.get_running_loop().create_task(generation, context=contextvars.Context())
-        lifecycle.track(started.answer_id, task)
+        # A client that disconnects does not stop it; in a fresh context, because the request's
+        # (asgiref's executor for its thread) ends with the 202.
+        background = loop.create_task(_outliving_deletion(generation), context=contextvars.Context())
+        lifecycle.track(started.answer_id, background)
         return started.answer
-    # Within the request: a client that goes away cancels it, and the answer is stored as
-    # failed (cancelled) with the text that arrived.
+    # Within the request, which waits for it without a thread: asgiref gives each request one
+    # (for its synchronous parts) until the response is sent, and a request holding it for the
+    # provider's seconds made a thread per JSON answer in flight. The generation's database
+    # work goes where a background generation's goes; the request's thread is given back now
+    # and started again for the response's synchronous parts. (The copied context keeps a
+    # caller's own sync thread, as in `async_to_sync(...)`: tests, management commands.)
+    context = contextvars.copy_context()
+    context.run(_leave_the_request_thread)
+    task = loop.create_task(generation, context=context)
+    lifecycle.track(started.answer_id, task)
     current = asyncio.current_task()
     assert current is not None
-    with lifecycle.tracking(started.answer_id, current):
+    lifecycle.responding(current)
+    db.release_request_thread()
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if current.cancelling():
+            # The client went away: the answer is stored as failed (cancelled) with the text that
+            # arrived, before the request ends.
+            task.cancel()
+            await asyncio.wait([task])
+        raise
+
+
+def _leave_the_request_thread() -> None:
+    """In a context copied from a request's: thread-sensitive calls no longer go to its thread."""
+    SyncToAsync.thread_sensitive_context.set(None)  # type: ignore[arg-type]
+
+
+async def _outliving_deletion(generation: Awaitable[Answer]) -> Answer | None:
+    """A background generation: an answer deleted meanwhile ends it (its listeners told), quietly."""
+    try:
         return await generation
+    except store.AnswerDeleted as exc:
+        logger.info("answer %s was deleted while it was being written", exc.answer_id)
+        return None
 
 
 async def run_db(fn: Callable[..., T], **kwargs: Any) -> T:
@@ -215,12 +253,12 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         # Not text, so not storable: a malformed response, kept up to where it was still text.
         return await fail(ErrorKind.BAD_RESPONSE, str(exc))
     except asyncio.CancelledError:
-        kind, message = (
-            (ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
-            if lifecycle.is_shutting_down()
-            else (ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
-        )
-        await fail(kind, message)
+        if lifecycle.is_shutting_down():
+            # The stopping server cancelled it, not its caller: the failed answer is returned, so a
+            # JSON ask waiting for it still answers (503 with its id).
+            return await fail(ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
+        with contextlib.suppress(store.AnswerDeleted):
+            await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
         raise
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
@@ -237,6 +275,8 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,
         )
+    except Answer.DoesNotExist:
+        return await fail(ErrorKind.INTERNAL, store.DELETED_MESSAGE)  # raises AnswerDeleted
     except (DatabaseError, ValueError):
         # The finalized pair could not be stored (ValueError: text a database driver cannot
         # encode, e.g. UnicodeEncodeError): keep what arrived, as a failed answer.
@@ -264,7 +304,18 @@ class _Failure:
         raw_text = self.progress.text if raw_text is None else raw_text
         # The deltas must still add up to the raw text that is kept.
         await self.deltas.close(final_text=raw_text)
-        answer = await run_db(
+        try:
+            answer = await self._store(kind, message, raw_text=raw_text, truncated=truncated)
+        except store.AnswerDeleted:
+            # Deleted while it was written (in admin): nothing left to store, but its listeners
+            # must still hear that it ended.
+            await self.publisher.error(self.started.answer_id, store.DELETED_MESSAGE)
+            raise
+        await self.publisher.error(answer.id, message)
+        return answer
+
+    async def _store(self, kind: ErrorKind, message: str, *, raw_text: str, truncated: bool) -> Answer:
+        return await run_db(
             store.answer_fail,
             answer_id=self.started.answer_id,
             raw_text=raw_text,
@@ -275,5 +326,3 @@ class _Failure:
             generation_ms=self.progress.elapsed_ms,
             total_ms=(time.monotonic() - self.started.started_at) * 1000,
         )
-        await self.publisher.error(answer.id, message)
-        return answer

@@ -45,6 +45,15 @@ _COMPLETED_FIELDS = [
 ]
 
 STALE_MESSAGE = "The answer was interrupted: the server writing it stopped."
+DELETED_MESSAGE = "The answer was deleted while it was being written."
+
+
+class AnswerDeleted(Exception):
+    """The answer being written no longer exists (deleted in admin meanwhile)."""
+
+    def __init__(self, answer_id: uuid.UUID) -> None:
+        super().__init__(f"answer {answer_id} no longer exists")
+        self.answer_id = answer_id
 
 
 def answer_create(
@@ -191,8 +200,8 @@ def answer_fail(
     generation_ms: float,
     total_ms: float,
 ) -> Answer:
-    """The answer as failed, with the raw text that arrived and why."""
-    Answer.objects.filter(id=answer_id).update(
+    """The answer as failed, with the raw text that arrived and why; AnswerDeleted if it is gone."""
+    updated = Answer.objects.filter(id=answer_id).update(
         status=Answer.Status.FAILED,
         raw_text=raw_text,
         error_kind=kind,
@@ -203,7 +212,9 @@ def answer_fail(
         total_ms=total_ms,
         finished_at=timezone.now(),
     )
-    answer = Answer.objects.get(id=answer_id)
+    answer = Answer.objects.filter(id=answer_id).first() if updated else None
+    if answer is None:
+        raise AnswerDeleted(answer_id)
     metrics.answer_failed(answer)
     return answer
 
