@@ -46,7 +46,7 @@ async def test_deleting_a_streaming_answer_ends_its_stream_with_error(corpus, re
     await lifecycle.wait_for_background()
 
     events = await sync_to_async(stored_events)(answer.id)
-    assert [kind for kind, _ in events][0] == "references"
+    assert events[0][0] == "references"
     assert events[-1] == ("error", {"detail": store.DELETED_MESSAGE})
     assert "done" not in [kind for kind, _ in events]
     assert not await Answer.objects.filter(id=answer.id).aexists()
