@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.db import DatabaseError
 
 from answers import db
@@ -81,7 +81,10 @@ async def ask(
     provider = provider or get_provider()
     # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
     # A burst of questions takes database connections a few at a time, each given back
-    # before the provider writes: hundreds in flight never exceed max_connections.
+    # before the provider writes: hundreds in flight never exceed max_connections. Those
+    # waiting their turn hold no thread either: the request's (started by its middleware) is
+    # given back, and started again for the trip.
+    db.release_request_thread()
     async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
         started = await sync_to_async(db.releasing(_start))(
             question=question,
@@ -140,15 +143,12 @@ async def _finish(started: Started, *, provider: Provider, publisher: Publisher)
         background = loop.create_task(_outliving_deletion(generation), context=contextvars.Context())
         lifecycle.track(started.answer_id, background)
         return started.answer
-    # Within the request, which waits for it without a thread: asgiref gives each request one
-    # (for its synchronous parts) until the response is sent, and a request holding it for the
-    # provider's seconds made a thread per JSON answer in flight. The generation's database
-    # work goes where a background generation's goes; the request's thread is given back now
-    # and started again for the response's synchronous parts. (The copied context keeps a
-    # caller's own sync thread, as in `async_to_sync(...)`: tests, management commands.)
-    context = contextvars.copy_context()
-    context.run(_leave_the_request_thread)
-    task = loop.create_task(generation, context=context)
+    # Within the request, which waits for it without a thread of its own: under the project's
+    # handler (answers.handler) requests share a pool; under Django's stock one, the thread the
+    # request was given is given back now (and started again for the response's synchronous
+    # parts). The copied context keeps the request's executor, or a caller's own sync thread
+    # (`async_to_sync(...)`: tests, management commands) for the generation's database work.
+    task = loop.create_task(generation, context=contextvars.copy_context())
     lifecycle.track(started.answer_id, task)
     current = asyncio.current_task()
     assert current is not None
@@ -163,11 +163,6 @@ async def _finish(started: Started, *, provider: Provider, publisher: Publisher)
             task.cancel()
             await asyncio.wait([task])
         raise
-
-
-def _leave_the_request_thread() -> None:
-    """In a context copied from a request's: thread-sensitive calls no longer go to its thread."""
-    SyncToAsync.thread_sensitive_context.set(None)  # type: ignore[arg-type]
 
 
 async def _outliving_deletion(generation: Awaitable[Answer]) -> Answer | None:
