@@ -6,7 +6,7 @@ receiver) and ended once its response is sent. A request that waits kept that th
 1,000 JSON asks waiting for a provider, or queued for the pipeline, were 1,000 threads
 (bench/RESULTS_concurrency.md). Here every request's synchronous calls run on one pool of
 ANSWERS_REQUEST_THREADS threads per process, on whichever thread is free; a request's calls
-still run one at a time (each is awaited).
+still run one at a time (each is awaited). ANSWERS_REQUEST_THREADS=0 keeps Django's way.
 
 Nothing here keeps thread-local state from one synchronous call of a request to the next:
 no transaction spans two (no ATOMIC_REQUESTS), and each thread's database connection is its
@@ -33,7 +33,10 @@ class PooledASGIHandler(ASGIHandler):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        async with ThreadSensitiveContext(executor=db.pool("requests", conf.REQUEST_THREADS)):
+        size = conf.REQUEST_THREADS
+        # 0: Django's own way, a thread per request (the baseline of bench/bench_concurrency.py).
+        executor = db.pool("requests", size) if size else None
+        async with ThreadSensitiveContext(executor=executor):
             await self.handle(scope, receive, send)
 
 
