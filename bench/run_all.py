@@ -28,7 +28,10 @@ ORDER = [
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.
 BY_HAND = BENCH / "NOTES_by_hand.md"
 # Extra arguments of the quick set and of the full set.
-QUICK: dict[str, list[str]] = {"streams": ["--streams", "300", "--variants", "project,stock"]}
+QUICK: dict[str, list[str]] = {
+    "streams": ["--streams", "300", "--variants", "project,stock"],
+    "concurrency": ["--asks", "200", "--provider-s", "2"],
+}
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],
     "dense": ["--full"],
