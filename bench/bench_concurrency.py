@@ -181,6 +181,15 @@ def main() -> None:
           "; ".join(f"{k}: {v}" for k, v in m["failures"].items()) or "none"]
          for db, variant, m in flight_rows],
     )  # fmt: skip
+    report()
+    report(
+        "Peak threads are the server process's, sampled every 0.2 s from the first ask to the last answer "
+        "(the arrival burst included). The time past the provider's is the server's CPU per ask "
+        "(retrieval and storing, the pipeline's start step, queued a few at a time): "
+        + ", ".join(f"{harness.db_label(db)} {VARIANT_LABELS[variant]} {m['cpu_s'] / args.asks * 1000:.0f} ms"
+                    for db, variant, m in flight_rows)
+        + ", on a machine shared with other work (load average at start above)."
+    )  # fmt: skip
     for db, variant, m in flight_rows:
         if m["server_errors"]:
             errors = "; ".join(f"`{k}` x{v}" for k, v in m["server_errors"].items())
