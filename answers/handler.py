@@ -11,8 +11,7 @@ still run one at a time (each is awaited). ANSWERS_REQUEST_THREADS=0 keeps Djang
 Nothing here keeps thread-local state from one synchronous call of a request to the next:
 no transaction spans two (no ATOMIC_REQUESTS), and each thread's database connection is its
 own, closed as Django closes them (CONN_MAX_AGE) or handed back to the pool. Tasks that
-outlive their request run in a fresh context (answers.pipeline.flow, answers.pipeline.support),
-as asgiref requires of a context with an executor.
+outlive their request run in a fresh context (answers.pipeline.flow, answers.pipeline.support).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import django
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 
 from answers import db
@@ -34,10 +33,20 @@ class PooledASGIHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         size = conf.REQUEST_THREADS
-        # 0: Django's own way, a thread per request (the baseline of bench/bench_concurrency.py).
-        executor = db.pool("requests", size) if size else None
-        async with ThreadSensitiveContext(executor=executor):
-            await self.handle(scope, receive, send)
+        async with ThreadSensitiveContext() as context:
+            if not size:  # Django's own way, a thread per request (bench/bench_concurrency.py's baseline)
+                await self.handle(scope, receive, send)
+                return
+            # The context's executor is a lease on the pool, set where asgiref looks it up (not
+            # ThreadSensitiveContext(executor=...), which refuses any call once it has exited: a
+            # server that stops cancels its requests, and a JSON ask still answers after that,
+            # 503 with its answer's id; asgiref then gives that straggler a thread of its own).
+            SyncToAsync.context_to_thread_executor[context] = db.PoolLease(db.pool("requests", size))
+            try:
+                await self.handle(scope, receive, send)
+            finally:
+                # Taken back here: asgiref would start a thread just to shut the lease down.
+                SyncToAsync.context_to_thread_executor.pop(context, None)
 
 
 def get_asgi_application() -> PooledASGIHandler:
