@@ -89,6 +89,10 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(Error("ANSWERS_PIPELINE_DB_WORKERS must be at least 1.", id="answers.E011"))
     if conf.STREAM_DB_WORKERS < 1:
         errors.append(Error("ANSWERS_STREAM_DB_WORKERS must be at least 1.", id="answers.E010"))
+    if conf.REQUEST_THREADS < 0:
+        errors.append(
+            Error("ANSWERS_REQUEST_THREADS must be 0 (a thread per request) or more.", id="answers.E039")
+        )
     if getattr(settings, "DATABASE_POOL_SIZE", 0) < 0:
         errors.append(Error("DATABASE_POOL_SIZE must be 0 (no pool) or more.", id="answers.E012"))
     if getattr(settings, "DATABASE_POOL_TIMEOUT", 1) <= 0:

@@ -141,6 +141,11 @@ class AnswersSettings:
         return int(getattr(settings, "ANSWERS_STREAM_DB_WORKERS", 4))
 
     @property
+    def REQUEST_THREADS(self) -> int:
+        """Threads one process's requests share for their synchronous parts (answers.handler)."""
+        return int(getattr(settings, "ANSWERS_REQUEST_THREADS", 16))
+
+    @property
     def PIPELINE_DB_WORKERS(self) -> int:
         """Pipeline steps of one process (retrieve and store a question, heartbeats, store the
         result) that use the database at once, each giving its connection back after; the rest

@@ -23,7 +23,7 @@ import functools
 import threading
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import SyncToAsync, sync_to_async
@@ -93,6 +93,23 @@ async def run_pooled(fn: Callable[..., T], *args: Any, pool_name: str, size: int
     return await sync_to_async(releasing(fn), thread_sensitive=False, executor=executor)(*args, **kwargs)
 
 
+class PoolLease(Executor):
+    """One request's executor for asgiref's thread-sensitive calls, backed by a shared pool.
+
+    A request's calls come one at a time (each is awaited), each on whichever thread of the
+    pool is free (answers.handler). Shutting it down leaves the pool, the process's, running.
+    """
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._pool = pool
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass
+
+
 def _close_connections() -> None:
     for conn in connections.all(initialized_only=True):
         if not conn.in_atomic_block:
@@ -112,9 +129,10 @@ def release_request_thread() -> bool:
     context = SyncToAsync.thread_sensitive_context.get(None)
     if context is None or getattr(context, "_executor", None) is not None:
         return False
-    executor = SyncToAsync.context_to_thread_executor.pop(context, None)
-    if executor is None:
-        return False
+    executor = SyncToAsync.context_to_thread_executor.get(context)
+    if executor is None or isinstance(executor, PoolLease):
+        return False  # no thread of its own (answers.handler: the requests' shared pool)
+    del SyncToAsync.context_to_thread_executor[context]
     executor.submit(_close_connections)
     executor.shutdown(wait=False)  # the thread ends once the queue is empty
     return True

@@ -8,6 +8,7 @@ from django import forms
 from django.core.validators import MaxLengthValidator
 
 from answers.conf import conf
+from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
 
 
 class AskForm(forms.Form):
@@ -24,3 +25,9 @@ class AskForm(forms.Form):
         field = self.fields["question"]
         field.validators.append(MaxLengthValidator(limit))
         field.widget.attrs["maxlength"] = str(limit)
+
+    def clean_question(self) -> str:
+        question: str = self.cleaned_data["question"]
+        if not has_visible_character(question):
+            raise forms.ValidationError(NO_VISIBLE_CHARACTER)
+        return question

@@ -93,6 +93,15 @@ class Answer(models.Model):
         on_delete=models.SET_NULL,
         related_name="answers",
     )
+    # Who may read it is decided by how it was asked, not by whether its asker still exists: a
+    # deleted user's answers (asker then null) stay private, readable by staff only (docs/api.md).
+    asked_signed_in = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text=(
+            "Asked by a signed-in user: readable by that user and staff only, even once the user is deleted."
+        ),
+    )
     delivery = models.CharField(max_length=8, choices=Delivery.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     provider = models.CharField(max_length=50)
@@ -187,6 +196,12 @@ class Answer(models.Model):
         permissions = [("view_trail", "Can view answers' citation trails")]
         indexes = [models.Index(fields=["status", "created_at"], name="answer_status_created")]
         constraints = [
+            # An answer with an asker was asked signed in; without one it was asked anonymously, or
+            # its asker has since been deleted (then it stays private).
+            models.CheckConstraint(
+                condition=Q(asker__isnull=True) | Q(asked_signed_in=True),
+                name="answer_asker_is_signed_in",
+            ),
             # A retried request finds its first attempt's answer; two attempts never both generate.
             models.UniqueConstraint(
                 fields=["idempotency_scope", "idempotency_key"],

@@ -299,7 +299,9 @@ def clean_html(rendered: str) -> str:
     return nh3.clean(
         rendered,
         tags=set(ALLOWED_TAGS),
-        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+        # "*": nh3 otherwise keeps its generic attributes (`title`, `lang`) on every tag, which the
+        # page's DOMPurify drops: the allow-list is ALLOWED_ATTRIBUTES and nothing besides.
+        attributes={"*": set(), **{tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()}},
         url_schemes=set(ALLOWED_URL_SCHEMES),
         link_rel=None,
         strip_comments=True,

@@ -47,23 +47,28 @@ def answer_access(*, answer_id: uuid.UUID, user: Any) -> Access:
     """Signed-in askers' answers: them and staff. Anonymous answers: whoever holds the id.
 
     Anyone else, signed in or not, learns nothing: the answer is as missing (a 404 everywhere).
+    A deleted user's answers stay signed-in answers with no asker: staff only.
     """
-    row = Answer.objects.filter(id=answer_id).values("asker_id").first()
-    return Access.MISSING if row is None else _access(asker_id=row["asker_id"], user=user)
+    row = Answer.objects.filter(id=answer_id).values("asker_id", "asked_signed_in").first()
+    if row is None:
+        return Access.MISSING
+    return _access(asker_id=row["asker_id"], signed_in=row["asked_signed_in"], user=user)
 
 
-def _access(*, asker_id: int | None, user: Any) -> Access:
-    return Access.READ if _may_read(asker_id=asker_id, user=user) else Access.MISSING
+def _access(*, asker_id: int | None, signed_in: bool, user: Any) -> Access:
+    return Access.READ if _may_read(asker_id=asker_id, signed_in=signed_in, user=user) else Access.MISSING
 
 
 def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
     return answer_access(answer_id=answer_id, user=user) is Access.READ
 
 
-def _may_read(*, asker_id: int | None, user: Any) -> bool:
-    if asker_id is None:
+def _may_read(*, asker_id: int | None, signed_in: bool, user: Any) -> bool:
+    if not signed_in:
         return True
-    return bool(user is not None and user.is_authenticated and (user.is_staff or user.pk == asker_id))
+    if user is None or not user.is_authenticated:
+        return False
+    return bool(user.is_staff or (asker_id is not None and user.pk == asker_id))
 
 
 TRAIL_PERMISSION = "answers.view_trail"
@@ -95,7 +100,7 @@ def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer |
     answer = deferred.prefetch_related(with_sources()).filter(id=answer_id).first()
     if answer is None:
         return None, Access.MISSING
-    access = _access(asker_id=answer.asker_id, user=user)
+    access = _access(asker_id=answer.asker_id, signed_in=answer.asked_signed_in, user=user)
     return (answer if access is Access.READ else None), access
 
 

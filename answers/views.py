@@ -19,7 +19,7 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
 from django.utils.cache import patch_cache_control
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle
@@ -30,8 +30,10 @@ from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
+from answers.pipeline.store import AnswerDeleted
 from answers.rendering import link_url, source_anchor
 from answers.sse.channels import events_url, stream_refusal
+from answers.sse.views import method_refusal
 
 FAVICON_MAX_AGE = 24 * 60 * 60
 
@@ -106,7 +108,7 @@ def _ask_page(request: HttpRequest, form: AskForm, status: int = 200) -> HttpRes
     return _page(request, "answers/ask.html", context, status)
 
 
-@require_GET
+@require_safe
 def ask_page(request: HttpRequest) -> HttpResponse:
     """The ask page: a question form; its script streams the answer, and it works without it.
 
@@ -116,7 +118,7 @@ def ask_page(request: HttpRequest) -> HttpResponse:
     return _ask_page(request, AskForm(initial={"question": question}))
 
 
-@require_GET
+@require_safe
 def favicon(request: HttpRequest) -> HttpResponse:
     """`/favicon.ico`, which browsers ask for on pages that link no icon (admin, the API's): the icon.
 
@@ -154,11 +156,14 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         refused = await sync_to_async(_ask_page)(request, form, 429)
         refused["Retry-After"] = str(retry_after)
         return refused
-    answer = await flow.ask(
-        question=form.cleaned_data["question"],
-        asker_id=user.pk if user.is_authenticated else None,
-        publisher=JSON,
-    )
+    try:
+        answer = await flow.ask(
+            question=form.cleaned_data["question"],
+            asker_id=user.pk if user.is_authenticated else None,
+            publisher=JSON,
+        )
+    except AnswerDeleted:
+        raise Http404("The answer was deleted while it was being written.") from None
     # 303: the browser follows with a GET, so reloading the permalink never asks again.
     response = HttpResponseRedirect(answer.get_absolute_url())
     response.status_code = 303
@@ -171,7 +176,7 @@ def _unauthorized(exc: AuthenticationFailed) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
     """One answer, server-rendered: the persisted final pair (or its error).
 
@@ -191,7 +196,7 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     return _page(request, "answers/answer_detail.html", {"form": AskForm(), "examples": examples, **context})
 
 
-@require_GET
+@require_safe
 def unknown_answer_page(request: HttpRequest, raw_id: str) -> HttpResponse:
     """`/answers/<anything but an id in its one form>/`: the permalink's refusals, in its order."""
     try:
@@ -201,9 +206,8 @@ def unknown_answer_page(request: HttpRequest, raw_id: str) -> HttpResponse:
     raise Http404("No answer has this id.")
 
 
-@require_GET
 def unknown_answer_events(request: HttpRequest, raw_id: str) -> HttpResponseBase:
-    """`/answers/<anything but an id in its one form>/events/`: the stream's own JSON 401 or 404."""
-    refused = stream_refusal(request, None)
+    """`/answers/<anything but an id in its one form>/events/`: the stream's own JSON 405, 401 or 404."""
+    refused = method_refusal(request) or stream_refusal(request, None)
     assert refused is not None
     return refused

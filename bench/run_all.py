@@ -31,6 +31,7 @@ BY_HAND = BENCH / "NOTES_by_hand.md"
 QUICK: dict[str, list[str]] = {
     "streams": ["--streams", "300", "--variants", "project,stock"],
     "relevance": ["--no-latency"],
+    "concurrency": ["--asks", "200", "--provider-s", "2"],
 }
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],

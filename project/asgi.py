@@ -6,9 +6,9 @@ starts, and lets in-flight answers finish (or fails them) when it stops.
 
 import os
 
-from django.core.asgi import get_asgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+
+from answers.handler import get_asgi_application
 
 django_application = get_asgi_application()
 

@@ -267,6 +267,9 @@ ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
 ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
 # Pipeline steps that use the database at once, per process (answers/pipeline/).
 ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, int))
+# Threads one process's requests share for their synchronous parts (middleware hooks, database
+# work): a request waiting for something (a provider, its turn) holds none (answers/handler.py).
+ANSWERS_REQUEST_THREADS = int(env_number("ANSWERS_REQUEST_THREADS", 16, int))
 # The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model).
 # 0.5 is the highest bar that flags no clear supported pair of bench/support_labeled.jsonl
 # (paraphrases score from 0.51) and flags 29 of 30 unrelated ones (BENCHMARKS.md, "Support check").

@@ -2,8 +2,8 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from answers.api.schema_views import DocsView, SchemaView
 from answers.metrics import metrics_view
 from answers.views import favicon, healthz
 
@@ -18,12 +18,12 @@ urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from its own URL and the template has
     # no inline style: nothing the CSP would block.
     path(
         "api/docs/",
-        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html"),
+        DocsView.as_view(url_name="schema", template_name="api/swagger_ui.html"),
         name="api-docs",
     ),
     path("api/", include("answers.api.urls")),

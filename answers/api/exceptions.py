@@ -36,6 +36,22 @@ class ProviderTimedOut(ProviderFailed):
     default_code = "provider_timeout"
 
 
+class ServerStopping(ProviderFailed):
+    """The server stopped while the answer was written: stored as failed (`shutdown`); ask again."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The server stopped before the answer was finished."
+    default_code = "server_stopping"
+
+
+class AnswerDeletedMeanwhile(ProviderFailed):
+    """The answer was deleted (in admin) while it was written: nothing is left to return."""
+
+    status_code = status.HTTP_404_NOT_FOUND
+    default_detail = "The answer was deleted while it was being written."
+    default_code = "answer_deleted"
+
+
 class IdempotencyKeyReused(ProviderFailed):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_detail = "This Idempotency-Key was already used for a different question or delivery."

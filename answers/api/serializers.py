@@ -11,6 +11,7 @@ from answers.api.schema import SOME_TEXT
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
+from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
 from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
 
@@ -62,6 +63,8 @@ class AskInputSerializer(serializers.Serializer[Any]):
     stream = StrictBooleanField(default=False)
 
     def validate_question(self, value: str) -> str:
+        if not has_visible_character(value):
+            raise serializers.ValidationError(NO_VISIBLE_CHARACTER)
         limit = conf.MAX_QUESTION_LENGTH
         if len(value) > limit:
             raise serializers.ValidationError(

@@ -20,11 +20,13 @@ from rest_framework.views import APIView as SyncAPIView
 
 from answers import selectors
 from answers.api.exceptions import (
+    AnswerDeletedMeanwhile,
     AnswerNotFinished,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
     ProviderFailed,
     ProviderTimedOut,
+    ServerStopping,
 )
 from answers.api.parsers import JSONParser
 from answers.api.permissions import CanViewTrail
@@ -47,6 +49,7 @@ from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, f
 from answers.models import Answer
 from answers.pipeline.idempotency import Idempotency, IdempotencyConflict, ask_once
 from answers.pipeline.publisher import JSON
+from answers.pipeline.store import AnswerDeleted
 from answers.sse.channels import events_url
 from answers.sse.publish import SSE
 
@@ -137,6 +140,10 @@ class AnswerAskView(APIView):
             504: OpenApiResponse(
                 ProviderErrorSerializer, description="The provider timed out; the answer is stored as failed."
             ),
+            503: OpenApiResponse(
+                ProviderErrorSerializer,
+                description="The server stopped before the answer was finished; it is stored as failed.",
+            ),
         },
     )
     async def post(self, request: Request) -> Response:
@@ -155,6 +162,8 @@ class AnswerAskView(APIView):
             )
         except IdempotencyConflict as exc:
             raise IdempotencyKeyReused(answer_id=exc.answer_id) from None
+        except AnswerDeleted as exc:
+            raise AnswerDeletedMeanwhile(answer_id=exc.answer_id) from None
         answer = asked.answer
         headers = {"Idempotent-Replayed": "true"} if asked.replayed else {}
         if stream:
@@ -168,13 +177,18 @@ class AnswerAskView(APIView):
                 AskAcceptedSerializer(accepted).data, status=status.HTTP_202_ACCEPTED, headers=headers
             )
         if answer.status == Answer.Status.FAILED:
-            error_class = (
-                ProviderTimedOut if answer.error_kind == Answer.ErrorKind.TIMEOUT else ProviderFailed
-            )
+            error_class = _FAILURES.get(answer.error_kind, ProviderFailed)
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
         return Response(AnswerOutputSerializer(answer).data, status=status.HTTP_201_CREATED, headers=headers)
+
+
+# How a failed answer reads on the JSON path, by its error kind; any other kind is a 502.
+_FAILURES: dict[str, type[ProviderFailed]] = {
+    Answer.ErrorKind.TIMEOUT: ProviderTimedOut,
+    Answer.ErrorKind.SHUTDOWN: ServerStopping,
+}
 
 
 def _idempotency_key(request: Request) -> str | None:

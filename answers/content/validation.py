@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +36,23 @@ class CleanDocument:
     warnings: dict[str, str] = field(default_factory=dict)
 
 
+# Controls (Cc), format characters (Cf: zero-width, BOM, soft hyphen, every bidi mark and control)
+# and line or paragraph separators (Zl, Zp): invisible in a link, or making it read otherwise than it
+# goes. By category, not by list, so every such character is refused, present and future.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
 def safe_url(url: str) -> str | None:
-    """The URL to store: "" when none is given, the URL if it may become a link, else None."""
+    """The URL to store: "" when none is given, the URL if it may become a link, else None.
+
+    Beyond link_url's rule, a document's URL holds no invisible character at all.
+    """
     url = url.strip()
-    return link_url(url) if url else ""
+    if not url:
+        return ""
+    if any(unicodedata.category(c) in _INVISIBLE_CATEGORIES for c in url):
+        return None
+    return link_url(url)
 
 
 def has_surrogate(text: str) -> bool:

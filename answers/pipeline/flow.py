@@ -16,11 +16,12 @@ Nothing here knows about HTTP.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -90,7 +91,10 @@ async def ask(
     provider = provider or get_provider()
     # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
     # A burst of questions takes database connections a few at a time, each given back
-    # before the provider writes: hundreds in flight never exceed max_connections.
+    # before the provider writes: hundreds in flight never exceed max_connections. Those
+    # waiting their turn hold no thread either: the request's (started by its middleware) is
+    # given back, and started again for the trip.
+    db.release_request_thread()
     async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
         started = await sync_to_async(db.releasing(_start))(
             question=question,
@@ -137,24 +141,53 @@ def _start(
 
 
 async def _finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
-    """Steps 4-7, in the background (the answer as created is returned) or within the caller."""
+    """Steps 4-7, in the background (the answer as created is returned) or within the caller.
+
+    Either way generation runs in a task of its own, tracked (answers.pipeline.lifecycle): a
+    stopping server fails it as `shutdown` and its caller still answers (a JSON ask: 503 with
+    the answer's id) instead of being cancelled with it.
+    """
+    loop = asyncio.get_running_loop()
     generation = (
         decline(started=started, publisher=publisher)
         if started.declined
         else generate(started=started, provider=provider, publisher=publisher)
     )
     if publisher.background:
-        # A task of its own, so a client that disconnects does not stop it; in a fresh context,
-        # because the request's (asgiref's executor for its thread) ends with the 202.
-        task = asyncio.get_running_loop().create_task(generation, context=contextvars.Context())
-        lifecycle.track(started.answer_id, task)
+        # A client that disconnects does not stop it; in a fresh context, because the request's
+        # (asgiref's executor for its thread) ends with the 202.
+        background = loop.create_task(_outliving_deletion(generation), context=contextvars.Context())
+        lifecycle.track(started.answer_id, background)
         return started.answer
-    # Within the request: a client that goes away cancels it, and the answer is stored as
-    # failed (cancelled) with the text that arrived.
+    # Within the request, which waits for it without a thread of its own: under the project's
+    # handler (answers.handler) requests share a pool; under Django's stock one, the thread the
+    # request was given is given back now (and started again for the response's synchronous
+    # parts). The copied context keeps the request's executor, or a caller's own sync thread
+    # (`async_to_sync(...)`: tests, management commands) for the generation's database work.
+    task = loop.create_task(generation, context=contextvars.copy_context())
+    lifecycle.track(started.answer_id, task)
     current = asyncio.current_task()
     assert current is not None
-    with lifecycle.tracking(started.answer_id, current):
+    lifecycle.responding(current)
+    db.release_request_thread()
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if current.cancelling():
+            # The client went away: the answer is stored as failed (cancelled) with the text that
+            # arrived, before the request ends.
+            task.cancel()
+            await asyncio.wait([task])
+        raise
+
+
+async def _outliving_deletion(generation: Awaitable[Answer]) -> Answer | None:
+    """A background generation: an answer deleted meanwhile ends it (its listeners told), quietly."""
+    try:
         return await generation
+    except store.AnswerDeleted as exc:
+        logger.info("answer %s was deleted while it was being written", exc.answer_id)
+        return None
 
 
 async def run_db(fn: Callable[..., T], **kwargs: Any) -> T:
@@ -250,12 +283,12 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         # Not text, so not storable: a malformed response, kept up to where it was still text.
         return await fail(ErrorKind.BAD_RESPONSE, str(exc))
     except asyncio.CancelledError:
-        kind, message = (
-            (ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
-            if lifecycle.is_shutting_down()
-            else (ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
-        )
-        await fail(kind, message)
+        if lifecycle.is_shutting_down():
+            # The stopping server cancelled it, not its caller: the failed answer is returned, so a
+            # JSON ask waiting for it still answers (503 with its id).
+            return await fail(ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
+        with contextlib.suppress(store.AnswerDeleted):
+            await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
         raise
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
@@ -272,6 +305,8 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,
         )
+    except Answer.DoesNotExist:
+        return await fail(ErrorKind.INTERNAL, store.DELETED_MESSAGE)  # raises AnswerDeleted
     except (DatabaseError, ValueError):
         # The finalized pair could not be stored (ValueError: text a database driver cannot
         # encode, e.g. UnicodeEncodeError): keep what arrived, as a failed answer.
@@ -352,37 +387,35 @@ class _Failure:
         except Exception:
             # Events that cannot be stored must not keep the answer from ending.
             logger.exception("answer %s: the last deltas were not published", answer_id)
-        timings = {
-            "first_piece_ms": self.progress.first_piece_ms,
-            "generation_ms": self.progress.elapsed_ms,
-            "total_ms": (time.monotonic() - self.started.started_at) * 1000,
-        }
         try:
-            answer = await run_db(
-                store.answer_fail,
-                answer_id=answer_id,
-                raw_text=raw_text,
-                kind=kind,
-                message=message,
-                truncated=truncated,
-                **timings,
-            )
-        except (DatabaseError, ValueError):
-            # The raw text itself may be what the database refuses: the answer still ends
-            # failed (storage), without it, rather than `streaming` until a restart reaps it.
-            logger.exception("answer %s: storing the failed answer with its text failed", answer_id)
-            kind, message = ErrorKind.STORAGE, STORAGE_MESSAGE
-            answer = await run_db(
-                store.answer_fail,
-                answer_id=answer_id,
-                raw_text="",
-                kind=kind,
-                message=message,
-                truncated=truncated,
-                **timings,
-            )
+            try:
+                answer = await self._store(kind, message, raw_text=raw_text, truncated=truncated)
+            except (DatabaseError, ValueError):
+                # The raw text itself may be what the database refuses: the answer still ends
+                # failed (storage), without it, rather than `streaming` until a restart reaps it.
+                logger.exception("answer %s: storing the failed answer with its text failed", answer_id)
+                kind, message = ErrorKind.STORAGE, STORAGE_MESSAGE
+                answer = await self._store(kind, message, raw_text="", truncated=truncated)
+        except store.AnswerDeleted:
+            # Deleted while it was written (in admin): nothing left to store, but its listeners
+            # must still hear that it ended.
+            await self.publisher.error(answer_id, store.DELETED_MESSAGE)
+            raise
         await self.publisher.error(answer.id, message)
         return answer
+
+    async def _store(self, kind: ErrorKind, message: str, *, raw_text: str, truncated: bool) -> Answer:
+        return await run_db(
+            store.answer_fail,
+            answer_id=self.started.answer_id,
+            raw_text=raw_text,
+            kind=kind,
+            message=message,
+            truncated=truncated,
+            first_piece_ms=self.progress.first_piece_ms,
+            generation_ms=self.progress.elapsed_ms,
+            total_ms=(time.monotonic() - self.started.started_at) * 1000,
+        )
 
 
 def _clean_quotes(quotes: dict[int, list[str]]) -> dict[int, list[str]]:

@@ -14,12 +14,10 @@ ASGI lifespan `shutdown` message. `ServerLifecycle` handles both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -37,30 +35,31 @@ Message = dict[str, Any]
 
 # Every generation in flight in this process, by answer: kept referenced so the event
 # loop cannot drop them, awaited by idempotent retries, finished or failed on shutdown.
-_in_flight: dict[uuid.UUID, asyncio.Task[Answer]] = {}
+_in_flight: dict[uuid.UUID, asyncio.Task[Answer | None]] = {}
 # Work started once an answer is done (its support record): kept referenced, waited for on
 # shutdown within the same grace, and by tests (wait_for_background).
 _after_done: dict[uuid.UUID, asyncio.Task[None]] = {}
 _shutting_down = False
+# Requests waiting for one of those generations (JSON asks): answered before the server stops.
+_responding: set[asyncio.Task[Any]] = set()
+# How long a stopping server waits, past failing the generations, for their requests to respond.
+RESPOND_GRACE_S = 5.0
 
 
-def track(answer_id: uuid.UUID, task: asyncio.Task[Answer]) -> None:
+def track(answer_id: uuid.UUID, task: asyncio.Task[Answer | None]) -> None:
     """A generation running in a task of its own, until it ends."""
     _in_flight[answer_id] = task
     task.add_done_callback(lambda _: _in_flight.pop(answer_id, None))
 
 
-@contextlib.contextmanager
-def tracking(answer_id: uuid.UUID, task: asyncio.Task[Any]) -> Iterator[None]:
-    """A generation running within `task` (a request's), for the duration of the block."""
-    _in_flight[answer_id] = task
-    try:
-        yield
-    finally:
-        _in_flight.pop(answer_id, None)
+def responding(task: asyncio.Task[Any]) -> None:
+    """A request (its task) waiting for a generation to respond with: a stopping server lets it
+    send its response (503 with the answer's id) before it stops."""
+    _responding.add(task)
+    task.add_done_callback(_responding.discard)
 
 
-def in_flight(answer_id: uuid.UUID) -> asyncio.Task[Answer] | None:
+def in_flight(answer_id: uuid.UUID) -> asyncio.Task[Answer | None] | None:
     return _in_flight.get(answer_id)
 
 
@@ -112,6 +111,9 @@ async def shutdown(*, grace: float) -> list[uuid.UUID]:
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
         logger.warning("shutdown: %d answer(s) did not finish in time and were marked failed", len(pending))
+    if _responding:
+        # Their JSON asks respond (done, or 503 with the id) rather than being cut by the stop.
+        await asyncio.wait(set(_responding), timeout=RESPOND_GRACE_S)
     await _finish_after_done(deadline)
     return interrupted
 

@@ -47,6 +47,15 @@ _COMPLETED_FIELDS = [
 ]
 
 STALE_MESSAGE = "The answer was interrupted: the server writing it stopped."
+DELETED_MESSAGE = "The answer was deleted while it was being written."
+
+
+class AnswerDeleted(Exception):
+    """The answer being written no longer exists (deleted in admin meanwhile)."""
+
+    def __init__(self, answer_id: uuid.UUID) -> None:
+        super().__init__(f"answer {answer_id} no longer exists")
+        self.answer_id = answer_id
 
 
 def answer_create(
@@ -72,6 +81,7 @@ def answer_create(
         answer = Answer.objects.create(
             question=question,
             asker_id=asker_id,
+            asked_signed_in=asker_id is not None,
             delivery=delivery,
             status=Answer.Status.STREAMING,
             provider=provider.name,
@@ -234,14 +244,14 @@ def answer_fail(
     generation_ms: float,
     total_ms: float,
 ) -> Answer:
-    """The answer as failed, with the raw text that arrived and why.
+    """The answer as failed, with the raw text that arrived and why; AnswerDeleted if it is gone.
 
     In a transaction of its own: when the database refuses the text, the caller can still
     store the failure without it (in a test's transaction too: PostgreSQL aborts the whole
     transaction on an error outside a savepoint).
     """
     with transaction.atomic():
-        Answer.objects.filter(id=answer_id).update(
+        updated = Answer.objects.filter(id=answer_id).update(
             status=Answer.Status.FAILED,
             raw_text=raw_text,
             error_kind=kind,
@@ -252,7 +262,9 @@ def answer_fail(
             total_ms=total_ms,
             finished_at=timezone.now(),
         )
-    answer = Answer.objects.get(id=answer_id)
+    answer = Answer.objects.filter(id=answer_id).first() if updated else None
+    if answer is None:
+        raise AnswerDeleted(answer_id)
     metrics.answer_failed(answer)
     return answer
 

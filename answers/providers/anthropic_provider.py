@@ -6,7 +6,8 @@ Each retrieved source goes, in order, as a `document` block with citations enabl
 `document_index + 1` in arrival order, joined by `, `, + `]`, after the block's text and
 before its trailing whitespace, with one space before it. That is the raw text; normalize,
 strip and finalize then treat it like any other (an out-of-range index is stripped like any
-out-of-range marker). Each citation's `cited_text` is kept as a quote of its source.
+out-of-range marker; a negative one is written as member 0, which is stripped too). Each
+citation's `cited_text` is kept as a quote of its source.
 
 Deadline, retries, error kinds and the client cache live in answers.providers.streaming.
 """
@@ -94,7 +95,10 @@ class _EventReader:
         index = getattr(citation, "document_index", None)
         if not isinstance(index, int) or isinstance(index, bool):
             return  # a citation of something other than our documents (web search results)
-        number = index + 1
+        # A negative index names no document of ours: it becomes member 0, which the strip step
+        # removes and the trail records like any member naming no source (index + 1 would write
+        # `[0, -1]`, not a marker at all, and the answer would fall back with the bracket shown).
+        number = max(index + 1, 0)
         if number not in state.numbers:
             state.numbers.append(number)
         cited_text = getattr(citation, "cited_text", None)

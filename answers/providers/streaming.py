@@ -209,8 +209,13 @@ class StreamingProvider(ABC):
                 partial_text=progress.text,
                 truncated=True,
             )
-        if not progress.pieces:
-            raise ProviderError(ErrorKind.BAD_RESPONSE, "The answer service returned an empty answer.")
+        if not progress.text.strip():
+            # Whitespace only reads as nothing at all: the same failure as no text (a 502).
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE,
+                "The answer service returned an empty answer.",
+                partial_text=progress.text,
+            )
         if generation is not None:
             reader.conclude(generation)
         if reader.stop_reason == self.length_stop:

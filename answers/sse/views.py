@@ -30,6 +30,9 @@ async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpRespo
     is answers.sse.stream.stream; a request through a GRIP proxy (Pushpin) gets
     django-eventstream's immediate GRIP response instead.
     """
+    refused = method_refusal(request)
+    if refused is not None:
+        return refused
     listener = stream.listen({channel_for(answer_id)})
     try:
         opened = await stream.run_db(_open_stream, request, answer_id)
@@ -45,6 +48,17 @@ async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpRespo
     )
     add_default_headers(response, request=request)
     return response
+
+
+def method_refusal(request: HttpRequest) -> HttpResponseBase | None:
+    """A JSON `405` for any method but GET: only GET opens a stream (not OPTIONS, TRACE, HEAD...)."""
+    if request.method == "GET":
+        return None
+    refused = JsonResponse(
+        {"detail": f'Method "{request.method}" not allowed: an event stream is read with GET.'}, status=405
+    )
+    refused["Allow"] = "GET"
+    return refused
 
 
 def _open_stream(

@@ -100,6 +100,8 @@ HOSTILE_HTML = [
     '<ol start="3" reversed><li data-x="1" id="source-9">i</li></ol><a href="/docs" target="_blank">d</a>',
     '<pre><code class="language-python" style="x">[1]</code></pre><form><input name="q"></form>',
     '<a class="cite" href="#source-1" rel="x">[1]</a><a href="data:text/html,x">data</a>',
+    # Generic attributes (nh3 kept `title` and `lang` on any tag by default; DOMPurify never did).
+    '<p title="t" lang="en" dir="rtl"><a href="https://example.org/" title="t" lang="fr">ok</a></p>',
 ]
 
 
@@ -135,3 +137,5 @@ def test_the_two_sanitizers_keep_the_same_of_html_the_plugin_never_makes(page: P
         assert gone not in kept.lower()
     assert '<a class="cite" href="#source-1">[1]</a>' in kept
     assert '<ol start="3">' in kept
+    assert "title=" not in kept
+    assert "lang=" not in kept

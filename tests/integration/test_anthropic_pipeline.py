@@ -82,6 +82,30 @@ def test_json_native_citations_give_the_final_pair_statuses_and_quotes(
 
 
 @pytest.mark.django_db
+def test_json_a_citation_of_a_document_before_the_first_is_stripped(
+    client, corpus, anthropic_settings, stub_anthropic: StubAnthropicServer, admin_user
+) -> None:
+    # Negative document indexes (no such document): written as member 0, stripped and recorded.
+    stub_anthropic.enqueue(
+        Message(
+            blocks=[Block("Teacups need care", Cite(-1), Cite(-2)), Block(". Walruses", Cite(0), Cite(-5))]
+        )
+    )
+
+    body = client.post("/api/answers/", {"question": QUESTION}, content_type="application/json").json()
+
+    assert (body["status"], body["text"], body["fallback"]) == (
+        "done",
+        "Teacups need care. Walruses [1]",
+        False,
+    )
+    client.force_login(admin_user)
+    trail = client.get(f"/api/answers/{body['id']}/trail/").json()
+    assert trail["raw_text"] == "Teacups need care [0]. Walruses [1, 0]"
+    assert trail["stripped"] == [0, 0]
+
+
+@pytest.mark.django_db
 def test_json_max_tokens_is_done_but_truncated_everywhere(
     client, corpus, anthropic_settings, stub_anthropic: StubAnthropicServer, admin_user
 ) -> None:

@@ -172,6 +172,22 @@ def test_a_provider_error_is_502_and_the_answer_is_stored_failed(
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("pieces", [[], ["  ", "\n"]], ids=["empty", "whitespace-only"])
+def test_an_empty_or_whitespace_only_reply_is_a_502_and_a_failed_answer(
+    client, corpus, openai_settings, stub_openai, pieces
+):
+    stub_openai.enqueue(Reply(pieces=pieces))
+
+    response = ask(client)
+
+    assert response.status_code == 502
+    body = response.json()
+    answer = Answer.objects.get(id=body["id"])
+    assert (answer.status, answer.error_kind, answer.final_text) == ("failed", "bad_response", "")
+    assert answer.error_message == body["detail"]
+
+
+@pytest.mark.django_db
 def test_a_stream_cut_midway_is_a_failure_that_keeps_the_partial_text(
     client, corpus, openai_settings, stub_openai
 ):
@@ -230,8 +246,23 @@ def test_a_provider_timeout_is_504(client, corpus, openai_settings, stub_openai)
         ({"question": 42}, "question"),
         ({"question": ["a"]}, "question"),
         ({"question": "ok?", "stream": "sometimes"}, "stream"),
+        ({"question": "\u200b\u200b"}, "question"),
+        ({"question": "\ufeff"}, "question"),
+        ({"question": " \u200e\u2066\u00ad\u2028\u061c "}, "question"),
     ],
-    ids=["missing", "empty", "whitespace", "too-long", "null", "number", "list", "bad-stream"],
+    ids=[
+        "missing",
+        "empty",
+        "whitespace",
+        "too-long",
+        "null",
+        "number",
+        "list",
+        "bad-stream",
+        "zero-width",
+        "bom",
+        "invisible-controls",
+    ],
 )
 def test_bad_input_is_400_naming_the_field_and_stores_nothing(client, openai_settings, payload, field):
     response = client.post(URL, payload, content_type="application/json")
@@ -239,6 +270,17 @@ def test_bad_input_is_400_naming_the_field_and_stores_nothing(client, openai_set
     assert response.status_code == 400
     assert field in response.json()
     assert Answer.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_question_with_one_visible_character_among_invisible_ones_is_asked(
+    client, corpus, openai_settings, stub_openai
+):
+    stub_openai.enqueue(Reply(pieces=["Teacups [1]."]))
+
+    response = ask(client, question="\u200bteacups?\ufeff")
+
+    assert response.status_code == 201, response.content
 
 
 @pytest.mark.django_db

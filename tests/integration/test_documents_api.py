@@ -115,6 +115,18 @@ def test_unsafe_url_is_stored_without_link_and_reported(writer: APIClient) -> No
     assert "url" in response.json()["warnings"]
 
 
+@pytest.mark.parametrize("char", ["\u200e", "\u200f", "\u061c", "\u2028", "\u200b", "\u00ad"])
+def test_a_url_with_an_invisible_or_bidi_character_is_stored_without_link(
+    writer: APIClient, char: str
+) -> None:
+    response = writer.post(URL, {**PAYLOAD, "url": f"https://example.org/a{char}b"}, format="json")
+
+    assert response.status_code == 201
+    assert response.json()["url"] == ""
+    assert "url" in response.json()["warnings"]
+    assert Document.objects.get().url == ""
+
+
 def test_anonymous_is_refused() -> None:
     assert APIClient().post(URL, PAYLOAD, format="json").status_code in (401, 403)
     assert not Document.objects.exists()

@@ -179,6 +179,20 @@ def test_unsafe_url_is_stored_without_link_and_reported(tmp_path: Path) -> None:
         ("ftp://example.com/", False),
         ("relative/path", False),
         ("https://exa\nmple.com", False),
+        # Invisible or bidi characters (categories Cc, Cf, Zl, Zp), anywhere in the URL.
+        ("https://example.org/a\u200eb", False),
+        ("https://example.org/a\u200fb", False),
+        ("https://example.org/\u061c", False),
+        ("https://example.org/a\u2028b", False),
+        ("https://example.org/a\u2029b", False),
+        ("https://exa\u200bmple.org/", False),
+        ("https://exam\u00adple.org/", False),
+        ("/docs/\ufeffpage", False),
+        ("/docs/\u2060page", False),
+        ("https://example.org/\u180e", False),
+        ("https://example.org/a\x85b", False),
+        ("https://example.org/\U000e0041", False),
+        ("https://example.org/caf\u00e9/\u4e2d\u6587", True),
     ],
 )
 def test_safe_url_allows_only_http_https_and_site_relative(url: str, safe: bool) -> None:

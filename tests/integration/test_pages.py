@@ -181,6 +181,8 @@ def test_form_signed_in_asker_owns_the_answer(
         ("", "Please type a question."),
         ("   ", "Please type a question."),
         ("x" * 2001, "at most 2000 characters"),
+        ("\u200b\u200b", "at least one visible character"),
+        ("\ufeff \u200e", "at least one visible character"),
     ],
 )
 def test_form_rejects_a_blank_or_over_long_question(

@@ -232,13 +232,17 @@ async def test_hanging_server_times_out_at_the_setting(stub_anthropic: StubAnthr
     assert time.monotonic() - started < HANG_BOUND
 
 
-@pytest.mark.parametrize("blocks", [[], [Block()]], ids=["no-blocks", "one-empty-block"])
+@pytest.mark.parametrize(
+    "blocks",
+    [[], [Block()], [Block(" \n"), Block("\t")]],
+    ids=["no-blocks", "one-empty-block", "whitespace-blocks"],
+)
 async def test_empty_answer_is_a_bad_response(
     stub_anthropic: StubAnthropicServer, blocks: list[Block]
 ) -> None:
     stub_anthropic.enqueue(Message(blocks=blocks))
     text, generation, error = await _collect(_provider(stub_anthropic))
-    assert (text, generation.quotes, error and error.kind) == ("", {}, "bad_response")
+    assert (text.strip(), generation.quotes, error and error.kind) == ("", {}, "bad_response")
 
 
 async def test_api_key_never_appears_in_errors_reprs_or_logs(

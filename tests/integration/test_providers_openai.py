@@ -294,8 +294,11 @@ async def test_error_event_in_stream_is_upstream(stub_openai: StubOpenAIServer) 
     assert error.partial_text == "Some"
 
 
-async def test_empty_answer_is_a_bad_response(stub_openai: StubOpenAIServer) -> None:
-    stub_openai.enqueue(Reply(pieces=[]))
+@pytest.mark.parametrize(
+    "pieces", [[], [" "], ["\n\n", " \t", "\u3000"]], ids=["none", "a-space", "whitespace-pieces"]
+)
+async def test_empty_answer_is_a_bad_response(stub_openai: StubOpenAIServer, pieces: list[str]) -> None:
+    stub_openai.enqueue(Reply(pieces=pieces))
 
     _, error = await _collect(_provider(stub_openai))
 

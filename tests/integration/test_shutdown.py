@@ -7,7 +7,6 @@ exits, its database is read with `manage.py shell` to see what it left behind.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -70,11 +69,10 @@ async def _ask_and_wait_for_first_delta(url: str) -> None:
                     return
 
 
-async def _json_ask_in_flight(url: str) -> None:
-    """A JSON ask whose connection the stopping server will close."""
+async def _json_ask_in_flight(url: str) -> httpx.Response:
+    """A JSON ask still waiting for its answer when the server is told to stop."""
     async with httpx.AsyncClient(base_url=url, timeout=20) as client:
-        with contextlib.suppress(httpx.HTTPError):
-            await client.post("/api/answers/", json={"question": QUESTION})
+        return await client.post("/api/answers/", json={"question": QUESTION})
 
 
 @pytest.fixture
@@ -106,20 +104,19 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
         openai_base_url=stub.base_url, documents=corpus(), extra_env={"ANSWERS_SHUTDOWN_GRACE": "1"}
     ) as live:
 
-        async def both_in_flight() -> asyncio.Task[None]:
+        async def both_in_flight() -> asyncio.Task[httpx.Response]:
             json_ask = asyncio.create_task(_json_ask_in_flight(live.url))
             await _ask_and_wait_for_first_delta(live.url)
             while len(stub.requests) < 2:  # noqa: ASYNC110  (the JSON ask reached the provider too)
                 await asyncio.sleep(0.05)
             return json_ask
 
-        async def scenario() -> float:
+        async def scenario() -> tuple[float, httpx.Response]:
             json_ask = await both_in_flight()
             took = await asyncio.to_thread(stop_server, live.pid)
-            await json_ask
-            return took
+            return took, await json_ask
 
-        took = asyncio.run(scenario())
+        took, json_response = asyncio.run(scenario())
         left = report(live.env)
 
     assert took < 8, "the grace period is 1 s"
@@ -136,3 +133,7 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
     assert (events[2][1]["number"], events[2][1]["original"]) == (1, 1)
     assert events[3][1] == {"text": "", "display": " [1] "}
     assert "stopped" in events[-1][1]["detail"]
+    # The JSON ask is answered, not cut: 503 with the id of the answer stored as failed.
+    assert json_response.status_code == 503, json_response.text
+    assert json_response.json()["id"] == left["json"]["id"]
+    assert "stopped" in json_response.json()["detail"]

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.fixtures.live_server import LiveServer, served, server_threads
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, served, server_threads
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream, wait_until_finished
 
@@ -96,3 +96,44 @@ async def test_idle_streams_hold_no_thread_each_and_all_get_the_answer(
         assert stream.types[-1] == "done"
         assert stream.delta_text == "".join(pieces)
         assert stream.events[-1].data["text"] == answer["text"]
+
+
+JSON_ASKS = 100
+
+
+async def test_json_asks_waiting_for_the_provider_hold_no_thread_each(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    """The JSON path (issue 35): the request waits for its generation without its thread."""
+    release = threading.Event()
+    stub.set_default(Reply(pieces=["Zebras graze ", "in grassland [1]."], gate=release))
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    try:
+        async with httpx.AsyncClient(base_url=live.url, timeout=OPEN_LIMIT_S, limits=limits) as client:
+            before = server_threads(live.pid)
+            asked_before = len(stub.requests)
+            asks = [
+                asyncio.create_task(
+                    client.post("/api/answers/", json={"question": f"{ZEBRA_QUESTION} ({i})"})
+                )
+                for i in range(JSON_ASKS)
+            ]
+            # Every ask has reached the provider (the stub holds it): all are waiting now.
+            deadline = time.monotonic() + OPEN_LIMIT_S
+            while len(stub.requests) - asked_before < JSON_ASKS and time.monotonic() < deadline:  # noqa: ASYNC110  (the stub's thread appends; nothing to await)
+                await asyncio.sleep(0.1)
+            assert len(stub.requests) - asked_before == JSON_ASKS, "not every ask reached the provider"
+            held = await _threads_once_at_most(live.pid, before + THREADS_ALLOWED, 30.0)
+            assert not any(ask.done() for ask in asks), "an ask was answered while the provider held it"
+
+            release.set()
+            responses = await asyncio.gather(*asks)
+    finally:
+        release.set()
+        stub.reset()
+
+    assert held <= before + THREADS_ALLOWED, (
+        f"{JSON_ASKS} JSON asks in flight: the server went from {before} to {held} threads"
+    )
+    assert [r.status_code for r in responses] == [201] * JSON_ASKS
+    assert {r.json()["text"] for r in responses} == {"Zebras graze in grassland [1]."}

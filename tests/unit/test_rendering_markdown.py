@@ -14,7 +14,7 @@ import markdown_it
 import pytest
 
 from answers.citations import Marker, scan_markers
-from answers.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, render_answer_html
+from answers.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, clean_html, render_answer_html
 from tests.fixtures.markdown import MARKDOWN_CASES, PARITY_ANSWERS
 
 
@@ -102,3 +102,25 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
     assert ported[1] == pins["MARKDOWN_IT_VERSION"]
     for folder in ("markdown-it", "dompurify"):
         assert (root / "static/vendor" / folder / "LICENSE").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[ok](https://example.org/ "t\\" onmouseover=alert(1) x=\\"")',
+        "[ok](https://example.org/ 'a title')",
+        '[ok](/docs "title")',
+    ],
+)
+def test_a_links_title_is_not_kept_as_the_pages_sanitizer_drops_it(text: str) -> None:
+    html = render_answer_html(text, reference_count=0)
+
+    assert "title=" not in html
+    assert "onmouseover" not in html.split(">", 2)[1]  # not an attribute (the text may say it)
+    assert re.search(r'<a href="[^"]+">ok</a>', html), html
+
+
+def test_no_tag_keeps_an_attribute_outside_the_allow_list() -> None:
+    html = clean_html('<p title="t" lang="en"><em lang="fr" title="x">e</em><code lang="py">c</code></p>')
+
+    assert html == "<p><em>e</em><code>c</code></p>"

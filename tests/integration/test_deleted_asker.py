@@ -1,0 +1,95 @@
+"""A deleted user's answers stay private: readable by staff only, never by whoever holds the id.
+
+The asker key is SET_NULL (the answer and its trail are kept for QA); `asked_signed_in` keeps the
+read rule (docs/api.md, "Who may read an answer"). Every surface is asked: the answer object, its
+permalink page, its event stream, feedback, and the trail.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.test import Client
+
+from answers import selectors
+from answers.models import Answer, Feedback
+
+# transaction=True: the event stream checks access on a pooled thread of its own (answers.sse.stream.run_db).
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TEXT = "Walruses sip tea [1]."
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    cache.clear()
+
+
+@pytest.fixture
+def carols_answer(answer_factory):
+    """carol asks signed in, then her user is deleted."""
+    carol = User.objects.create_user("carol", password="pw")
+    answer = answer_factory(text=TEXT, source_count=2, asker_id=carol.pk)
+    assert answer.status == Answer.Status.DONE
+    carol.delete()
+    answer.refresh_from_db()
+    return answer
+
+
+def _surfaces(client: Client, answer_id: object) -> dict[str, int]:
+    return {
+        "api": client.get(f"/api/answers/{answer_id}/").status_code,
+        "page": client.get(f"/answers/{answer_id}/").status_code,
+        "events": client.get(f"/answers/{answer_id}/events/").status_code,
+        "feedback": client.post(
+            f"/api/answers/{answer_id}/feedback/", {"verdict": "helpful"}, content_type="application/json"
+        ).status_code,
+    }
+
+
+def test_the_answer_and_its_trail_are_kept_without_an_asker(carols_answer):
+    assert carols_answer.asker_id is None
+    assert carols_answer.asked_signed_in is True
+    assert carols_answer.sources.count() == 2
+    assert carols_answer.final_text == TEXT
+
+
+def test_nobody_signed_in_reads_a_deleted_users_answer_anywhere(client, carols_answer):
+    assert _surfaces(client, carols_answer.id) == {"api": 404, "page": 404, "events": 404, "feedback": 404}
+    assert not Feedback.objects.exists()
+
+
+def test_another_signed_in_user_reads_it_nowhere(client, carols_answer):
+    # A new user may even be given the deleted user's id on some databases; the answer is still not theirs.
+    client.force_login(User.objects.create_user("dave", password="pw"))
+
+    assert _surfaces(client, carols_answer.id) == {"api": 404, "page": 404, "events": 404, "feedback": 404}
+    assert not Feedback.objects.exists()
+
+
+def test_staff_still_read_it(client, carols_answer):
+    staff = User.objects.create_user("staff", password="pw", is_staff=True)
+    client.force_login(staff)
+
+    api = client.get(f"/api/answers/{carols_answer.id}/")
+    page = client.get(f"/answers/{carols_answer.id}/")
+    feedback = client.post(
+        f"/api/answers/{carols_answer.id}/feedback/", {"verdict": "helpful"}, content_type="application/json"
+    )
+
+    assert api.status_code == 200
+    assert api.json()["text"] == TEXT
+    assert page.status_code == 200
+    assert "Walruses sip tea" in page.content.decode()
+    assert feedback.status_code == 201, feedback.content
+    # The stream's access check (the same one its view asks before streaming).
+    assert selectors.answer_access(answer_id=carols_answer.id, user=staff) is selectors.Access.READ
+
+
+def test_an_anonymous_answer_is_still_read_by_whoever_holds_the_id(client, answer_factory):
+    answer = answer_factory(text=TEXT, source_count=2)
+
+    assert answer.asked_signed_in is False
+    assert client.get(f"/api/answers/{answer.id}/").status_code == 200
+    assert client.get(f"/answers/{answer.id}/").status_code == 200
