@@ -12,7 +12,7 @@ from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
 from answers.excerpts import quote_spans
-from answers.models import Answer, AnswerSource, Chunk, Document
+from answers.models import Answer, AnswerSource, Chunk, Document, Feedback
 from answers.rendering import render_answer_html
 from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 from answers.retrieval.types import RetrievedSource
@@ -233,3 +233,25 @@ def example_question(title: str) -> str:
     if first[:1].isupper() and first[1:].islower() and not any(w[:1].isupper() for w in rest):
         title = title[0].lower() + title[1:]
     return f"What should I know about {title}?"
+
+
+def feedback_current(*, answer: Answer, user: Any, client: str) -> dict[str, Any]:
+    """What this reader last sent on `answer`: the verdict (or None) and the flagged sources, by final number.
+
+    A reader is the signed-in user, or for an anonymous reader the client hash (answers.feedback).
+    """
+    signed_in = user is not None and user.is_authenticated
+    reader = Q(user=user) if signed_in else Q(user__isnull=True, client=client) & ~Q(client="")
+    verdict: dict[str, Any] | None = None
+    flags: list[dict[str, Any]] = []
+    for row in (
+        Feedback.objects.filter(reader, answer=answer).select_related("source").order_by("created_at", "id")
+    ):
+        if row.source is None:
+            verdict = {"verdict": row.verdict, "comment": row.comment, "created_at": row.created_at}
+        elif row.source.final_number is not None:
+            flags.append(
+                {"source": row.source.final_number, "comment": row.comment, "created_at": row.created_at}
+            )
+    flags.sort(key=lambda flag: flag["source"])
+    return {"verdict": verdict, "flags": flags}

@@ -105,6 +105,27 @@ class FeedbackOutputSerializer(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
 
 
+class CurrentVerdictSerializer(serializers.Serializer[Any]):
+    verdict = serializers.ChoiceField(choices=Feedback.Verdict.choices)
+    comment = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class CurrentFlagSerializer(serializers.Serializer[Any]):
+    source = serializers.IntegerField(  # type: ignore[assignment]  # the output's name, as above
+        help_text="The flagged source's final number."
+    )
+    comment = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class CurrentFeedbackSerializer(serializers.Serializer[Any]):
+    """The reader's current feedback on an answer: their one verdict and the sources they flagged."""
+
+    verdict = CurrentVerdictSerializer(allow_null=True)
+    flags = CurrentFlagSerializer(many=True)
+
+
 class ReferenceSerializer(serializers.Serializer[Any]):
     """A numbered source as clients see it."""
 
