@@ -77,6 +77,11 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         }
         for ref in selectors.answer_references(answer)
     ]
+    # The same passage under two titles is shown once (selectors.same_passages).
+    by_number = {ref["number"]: ref for ref in references}
+    for number, earlier in selectors.same_passages(references).items():
+        by_number[number]["same_as"] = earlier
+        by_number[earlier].setdefault("also", []).append(by_number[number])
     done = answer.status == Answer.Status.DONE
     in_flight = answer.status in (Answer.Status.PENDING, Answer.Status.STREAMING)
     return {

@@ -111,9 +111,9 @@
     this.permalinkBlock.hidden = false;
   };
 
-  // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` (at `done`)
-  // are the passages of its excerpt to mark (static/answers/excerpts.js).
-  function sourceItem(ref, number, quotes) {
+  // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` and
+  // `passages` (at `done`) are what of its excerpt to mark (static/answers/excerpts.js).
+  function sourceItem(ref, number, quotes, passages) {
     const li = document.createElement("li");
     if (number !== null) {
       li.id = "source-" + number;
@@ -133,7 +133,7 @@
     }
     li.append(title);
     if (ref.excerpt) {
-      li.append(window.sourceExcerpt(ref.excerpt, quotes));
+      li.append(window.sourceExcerpt(ref.excerpt, quotes, passages));
     }
     return li;
   }
@@ -143,15 +143,16 @@
     return Number.isInteger(number) && number >= 1 ? number : null;
   }
 
-  AnswerView.prototype.renderSources = function (references, quotes) {
+  AnswerView.prototype.renderSources = function (references, quotes, passages, samePassage) {
     const items = [];
     for (const ref of Array.isArray(references) ? references : []) {
       const number = numberOf(ref);
       if (number !== null) {
-        items.push(sourceItem(ref, number, quotes && quotes[String(number)]));
+        items.push(sourceItem(ref, number, quotes && quotes[String(number)], passages && passages[String(number)]));
       }
     }
     this.sources.replaceChildren(...items);
+    window.showSamePassages(this.sources, samePassage);
   };
 
   AnswerView.prototype.setRetrieved = function (references) {
@@ -239,7 +240,7 @@
     } else {
       this.text.textContent = String(payload.text || "");
     }
-    this.renderSources(payload.references, payload.quotes);
+    this.renderSources(payload.references, payload.quotes, payload.passages, payload.same_passage);
     this.setRetrieved([]);
     this.fallback.hidden = !payload.fallback;
     this.truncated.hidden = payload.truncated !== true;

@@ -63,7 +63,16 @@ async def test_events_come_in_order_references_deltas_done_with_their_payloads(
         assert ref["title"].startswith("Zebra habitat guide")
 
     done = stream.events[-1].data
-    assert set(done) == {"text", "references", "fallback", "truncated", "quotes", "html"}
+    assert set(done) == {
+        "text",
+        "references",
+        "fallback",
+        "truncated",
+        "quotes",
+        "passages",
+        "same_passage",
+        "html",
+    }
     assert done["quotes"] == {}  # no native citations from this provider
     assert done["truncated"] is False
     # [3] was cited first and [2], [4] never: drop and renumber.
