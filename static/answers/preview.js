@@ -25,6 +25,7 @@
     this.link = null;
     this.touched = null; // the citation a touch opened (its next tap follows it)
     this.hideTimer = null;
+    this.refocusing = false;
     this.element = document.createElement("div");
     this.element.className = "source-preview";
     this.element.dataset.sourcePreview = "";
@@ -102,7 +103,9 @@
     this.link = null;
     this.touched = null;
     if (refocus || hadFocus) {
+      this.refocusing = true; // the focus going back is not a reader opening it again
       link.focus();
+      this.refocusing = false;
     }
   };
 
@@ -163,7 +166,7 @@
     });
     container.addEventListener("focusin", function (event) {
       const link = citation(container, event.target);
-      if (link && pointer !== "touch") {
+      if (link && pointer !== "touch" && !preview.refocusing) {
         preview.open(link);
       }
     });
