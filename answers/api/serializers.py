@@ -51,6 +51,8 @@ class StrictIntegerField(serializers.IntegerField):
         "maxLength": conf.MAX_QUESTION_LENGTH,
         # Something besides whitespace (trimmed away), and no NUL (no database stores it).
         "pattern": rf"^[^\x00]*{SOME_TEXT}[^\x00]*$",
+        # What the API docs' "Try it out" fills in (without it, a string generated from the pattern).
+        "example": "How does the with statement work?",
     }
 )
 class QuestionField(StrictCharField):

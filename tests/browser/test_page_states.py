@@ -1,6 +1,7 @@
 """The answer's states as a reader meets them (issue 33): a failure says so once, with no heading over
 an empty Sources list; a done answer leaves no empty status line; a rate limit is told in the page's
-own words, its status code kept. A server of its own, asking allowed twice a minute."""
+own words, its status code kept; the server's log has no line per stream. A server of its own, asking
+allowed twice a minute, logging at INFO."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ ANSWER = "[data-answer]"
 
 @pytest.fixture(scope="module")
 def browser_server(chromium_path: object, browser_stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with served(browser_stub, extra_env={"ANSWERS_ANON_RATE": "2/min"}) as live:
+    # The default log level (INFO), as a deployment has it: the log test below reads the server's log.
+    with served(browser_stub, extra_env={"ANSWERS_ANON_RATE": "2/min", "LOG_LEVEL": "INFO"}) as live:
         yield live
 
 
@@ -69,3 +71,10 @@ def test_failure_done_and_rate_limit_as_the_reader_sees_them(
     expect(error).not_to_contain_text("throttled")
     assert len(visible_messages(page)) == 1
     expect(page.get_by_role("heading", name="Sources", exact=True)).to_be_hidden()
+
+
+def test_streams_leave_no_per_listener_lines_in_the_server_log(browser_server: LiveServer) -> None:
+    # The test above opened three streams on this server; django-eventstream logs each at INFO.
+    log = browser_server.log_tail(1_000_000)
+    assert '"POST /api/answers/" 202' in log, "this server's log, with the streamed answers in it"
+    assert "added listener" not in log
