@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
@@ -81,23 +81,31 @@ def feedback_create(
             )
     signed_in = user is not None and user.is_authenticated
     reader = {"user": user} if signed_in else {"user": None, "client": client}
+
     # One verdict per reader per answer, one flag per reader per source (the model's constraints):
     # a later one replaces the earlier, as a new, unresolved note (a reviewer should look again).
-    earlier = (
-        Feedback.objects.select_for_update()
-        .select_related("source")
-        .filter(answer=answer, source=source, **reader)
-        .first()
-    )
+    def earlier_one() -> Feedback | None:
+        # `of`: PostgreSQL locks no row of the nullable side of the outer join to the source.
+        mine = Feedback.objects.select_for_update(of=("self",)).select_related("source")
+        return mine.filter(answer=answer, source=source, **reader).first()
+
+    earlier = earlier_one()
     if earlier is None:
-        return Feedback.objects.create(
-            answer=answer,
-            verdict=verdict,
-            source=source,
-            comment=comment,
-            user=user if signed_in else None,
-            client="" if signed_in else client,
-        )
+        try:
+            with transaction.atomic():
+                return Feedback.objects.create(
+                    answer=answer,
+                    verdict=verdict,
+                    source=source,
+                    comment=comment,
+                    user=user if signed_in else None,
+                    client="" if signed_in else client,
+                )
+        except IntegrityError:
+            # The same reader's other request stored one first (a double click): replace it.
+            earlier = earlier_one()
+            if earlier is None:
+                raise
     earlier.verdict = verdict
     earlier.comment = comment
     earlier.created_at = timezone.now()
