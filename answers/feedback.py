@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
@@ -59,7 +59,8 @@ def feedback_create(
 
     Refused (FeedbackRefused, nothing stored) unless the answer is done, and unless
     `source_number` is None or a number of its final list. A flagged source is
-    always `unhelpful`.
+    always `unhelpful`. The reader's earlier verdict (or earlier flag of the same
+    source) is replaced, keeping its id.
     """
     if source_number is not None and verdict != Feedback.Verdict.UNHELPFUL:
         raise FeedbackRefused(
@@ -79,14 +80,39 @@ def feedback_create(
                 field="source",
             )
     signed_in = user is not None and user.is_authenticated
-    return Feedback.objects.create(
-        answer=answer,
-        verdict=verdict,
-        source=source,
-        comment=comment,
-        user=user if signed_in else None,
-        client="" if signed_in else client,
-    )
+    reader = {"user": user} if signed_in else {"user": None, "client": client}
+
+    # One verdict per reader per answer, one flag per reader per source (the model's constraints):
+    # a later one replaces the earlier, as a new, unresolved note (a reviewer should look again).
+    def earlier_one() -> Feedback | None:
+        # `of`: PostgreSQL locks no row of the nullable side of the outer join to the source.
+        mine = Feedback.objects.select_for_update(of=("self",)).select_related("source")
+        return mine.filter(answer=answer, source=source, **reader).first()
+
+    earlier = earlier_one()
+    if earlier is None:
+        try:
+            with transaction.atomic():
+                return Feedback.objects.create(
+                    answer=answer,
+                    verdict=verdict,
+                    source=source,
+                    comment=comment,
+                    user=user if signed_in else None,
+                    client="" if signed_in else client,
+                )
+        except IntegrityError:
+            # The same reader's other request stored one first (a double click): replace it.
+            earlier = earlier_one()
+            if earlier is None:
+                raise
+    earlier.verdict = verdict
+    earlier.comment = comment
+    earlier.created_at = timezone.now()
+    earlier.resolved_at = None
+    earlier.resolved_by = None
+    earlier.save(update_fields=["verdict", "comment", "created_at", "resolved_at", "resolved_by"])
+    return earlier
 
 
 def feedback_resolve_for_review(*, review: Review) -> int:

@@ -470,6 +470,29 @@ class Feedback(models.Model):
                 condition=Q(resolved_by__isnull=True) | Q(resolved_at__isnull=False),
                 name="feedback_resolved_by_has_time",
             ),
+            # One verdict per reader per answer, and one flag per reader per source: a later one
+            # replaces the earlier (answers.feedback.feedback_create). A reader is a user, or for
+            # an anonymous reader the client hash; a row whose user was deleted has neither.
+            models.UniqueConstraint(
+                fields=["answer", "user"],
+                condition=Q(source__isnull=True, user__isnull=False),
+                name="feedback_one_verdict_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["answer", "client"],
+                condition=Q(source__isnull=True, user__isnull=True) & ~Q(client=""),
+                name="feedback_one_verdict_per_client",
+            ),
+            models.UniqueConstraint(
+                fields=["answer", "user", "source"],
+                condition=Q(source__isnull=False, user__isnull=False),
+                name="feedback_one_flag_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["answer", "client", "source"],
+                condition=Q(source__isnull=False, user__isnull=True) & ~Q(client=""),
+                name="feedback_one_flag_per_client",
+            ),
         )
 
     def __str__(self) -> str:

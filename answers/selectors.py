@@ -14,14 +14,16 @@ from django.db.models import Count, Max, Min, Prefetch, Q
 
 from answers.citations.trail import final_markers
 from answers.conf import conf
-from answers.excerpts import quote_spans
-from answers.models import Answer, AnswerSource, Chunk, Document
+from answers.excerpts import quote_spans, readable
+from answers.models import Answer, AnswerSource, Chunk, Document, Feedback
 from answers.providers.extractive import compose_answer
 from answers.rendering import render_answer_html
 from answers.retrieval.backends import NoSearchBackend
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
 from answers.retrieval.types import RetrievedSource
+from answers.support.passages import best_passage
+from answers.support.sentences import split_sentences
 
 
 class Access(enum.Enum):
@@ -154,19 +156,48 @@ def source_passages(answer: Answer) -> dict[int, list[tuple[int, int]]]:
     """Done: by final number, the spans of each source's excerpt that back the answer.
 
     Its native-citation quotes found in the excerpt, and the passages the support record
-    names for the sentences that cite it (once the record is computed).
+    names for the sentences that cite it; until the record is computed (it comes after
+    `done`), the excerpt's sentence that best matches each sentence citing it (the record's
+    own fallback, answers.support.passages), so the live page and the permalink mark the
+    same passage from the start.
     """
     if answer.status != Answer.Status.DONE:
         return {}
     spans: dict[int, list[tuple[int, int]]] = {}
+    excerpts: dict[int, str] = {}
     for source in answer.sources.all():
         if source.final_number is not None:
             spans[source.final_number] = quote_spans(source.excerpt, source.quotes or [])
-    for sentence in (answer.support or {}).get("sentences", []):
-        for number, span in (sentence.get("passages") or {}).items():
-            if int(number) in spans and len(span) == 2:
-                spans[int(number)].append((int(span[0]), int(span[1])))
+            excerpts[source.final_number] = source.excerpt
+    if answer.support is not None:
+        for sentence in answer.support.get("sentences", []):
+            for number, span in (sentence.get("passages") or {}).items():
+                if int(number) in spans and len(span) == 2:
+                    spans[int(number)].append((int(span[0]), int(span[1])))
+    elif not answer.fallback:
+        for sentence in split_sentences(answer.final_text):
+            for number in sentence.cited:
+                if number in excerpts and not spans[number]:
+                    passage = best_passage(sentence, excerpts[number])
+                    if passage is not None:
+                        spans[number].append(passage)
     return {number: found for number, found in spans.items() if found}
+
+
+def same_passages(references: list[dict[str, Any]]) -> dict[int, int]:
+    """By number, the earlier source whose excerpt reads the same (the same passage under two titles):
+    the Sources list shows it once, naming both."""
+    first: dict[str, int] = {}
+    same: dict[int, int] = {}
+    for ref in references:
+        text = readable(ref["excerpt"])[0]
+        if not text:
+            continue
+        if text in first:
+            same[ref["number"]] = first[text]
+        else:
+            first[text] = ref["number"]
+    return same
 
 
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
@@ -184,6 +215,10 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "declined": answer.declined,
         "truncated": answer.truncated,
         "quotes": answer_quotes(answer),
+        # By final number, the spans of each excerpt that back the answer, and the sources whose
+        # excerpt is an earlier one's (the page marks the first, and names the second beside it).
+        "passages": {str(n): [list(span) for span in spans] for n, spans in source_passages(answer).items()},
+        "same_passage": {str(n): earlier for n, earlier in same_passages(references).items()},
         "html": answer_html(answer, reference_count=len(references)),
     }
 
@@ -309,3 +344,25 @@ def example_question(title: str) -> str:
     if first[:1].isupper() and first[1:].islower() and not any(w[:1].isupper() for w in rest):
         title = title[0].lower() + title[1:]
     return f"What should I know about {title}?"
+
+
+def feedback_current(*, answer: Answer, user: Any, client: str) -> dict[str, Any]:
+    """What this reader last sent on `answer`: the verdict (or None) and the flagged sources, by final number.
+
+    A reader is the signed-in user, or for an anonymous reader the client hash (answers.feedback).
+    """
+    signed_in = user is not None and user.is_authenticated
+    reader = Q(user=user) if signed_in else Q(user__isnull=True, client=client) & ~Q(client="")
+    verdict: dict[str, Any] | None = None
+    flags: list[dict[str, Any]] = []
+    for row in (
+        Feedback.objects.filter(reader, answer=answer).select_related("source").order_by("created_at", "id")
+    ):
+        if row.source is None:
+            verdict = {"verdict": row.verdict, "comment": row.comment, "created_at": row.created_at}
+        elif row.source.final_number is not None:
+            flags.append(
+                {"source": row.source.final_number, "comment": row.comment, "created_at": row.created_at}
+            )
+    flags.sort(key=lambda flag: flag["source"])
+    return {"verdict": verdict, "flags": flags}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from typing import Any
 
@@ -22,10 +23,11 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST, require_safe
 
 from answers import selectors
-from answers.api.throttles import AskAnonThrottle, AskUserThrottle
+from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.conf import conf
 from answers.excerpts import excerpt_pieces
+from answers.feedback import anonymous_client
 from answers.forms import AskForm
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
@@ -85,6 +87,11 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
         }
         for ref in selectors.answer_references(answer)
     ]
+    # The same passage under two titles is shown once (selectors.same_passages).
+    by_number = {ref["number"]: ref for ref in references}
+    for number, earlier in selectors.same_passages(references).items():
+        by_number[number]["same_as"] = earlier
+        by_number[earlier].setdefault("also", []).append(by_number[number])
     done = answer.status == Answer.Status.DONE
     in_flight = answer.status in (Answer.Status.PENDING, Answer.Status.STREAMING)
     return {
@@ -190,10 +197,72 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     answer = selectors.answer_get(answer_id=answer_id, user=user)
     if answer is None:
         raise Http404("No answer has this id.")
-    context = _answer_context(answer)
+    context = {"form": AskForm(), **_answer_context(answer)}
     # A declined answer offers the example questions again: questions the site does answer.
-    examples = selectors.first_screen_get().examples if context["declined"] else []
-    return _page(request, "answers/answer_detail.html", {"form": AskForm(), "examples": examples, **context})
+    context["examples"] = selectors.first_screen_get().examples if context["declined"] else []
+    if answer.status == Answer.Status.DONE:
+        # What this reader sent before: the page shows it, and offers to change it (answers/feedback.py).
+        reader = anonymous_client(FeedbackAnonThrottle().get_ident(request))  # type: ignore[arg-type]
+        current = selectors.feedback_current(answer=answer, user=user, client=reader)
+        flags = {flag["source"]: flag for flag in current["flags"]}
+        context["feedback"] = current
+        for ref in context["references"]:
+            ref["flag"] = flags.get(ref["number"])
+    return _page(request, "answers/answer_detail.html", context)
+
+
+def _markdown_title(title: str) -> str:
+    """A title as Markdown link text: its brackets and backslashes escaped, one line."""
+    return " ".join(re.sub(r"([\\\[\]])", r"\\\1", title).split())
+
+
+def _markdown_href(request: HttpRequest, url: str) -> str:
+    """A source's URL as a Markdown link target, absolute (copies leave the site); "" when no link."""
+    link = link_url(url)
+    if link is None:
+        return ""
+    absolute = request.build_absolute_uri(link) if link.startswith("/") else link
+    return f"<{absolute}>" if re.search(r"[\s()<>]", absolute) else absolute
+
+
+@require_safe
+def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
+    """`/answers/<id>/answer.md`: a done answer as Markdown with its numbered Sources list, as a download.
+
+    The permalink's read rules (a 404 for whoever may not read it); an answer not done is a 409.
+    """
+    try:
+        user = request_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthorized(exc)
+    answer = selectors.answer_get(answer_id=answer_id, user=user)
+    if answer is None:
+        raise Http404("No answer has this id.")
+    if answer.status != Answer.Status.DONE:
+        return HttpResponse(
+            "This answer is not finished; its Markdown is there once it is.\n",
+            status=409,
+            content_type="text/plain; charset=utf-8",
+        )
+    references = [
+        {
+            "number": ref["number"],
+            "title": _markdown_title(ref["title"] or ref["url"] or "Untitled"),
+            "href": _markdown_href(request, ref["url"]),
+        }
+        for ref in selectors.answer_references(answer)
+    ]
+    context = {
+        "question": " ".join(answer.question.split()),
+        "text": answer.final_text,
+        "references": references,
+        "permalink": request.build_absolute_uri(answer.get_absolute_url()),
+    }
+    response = TemplateResponse(
+        request, "answers/answer.md", context, content_type="text/markdown; charset=utf-8"
+    ).render()
+    response["Content-Disposition"] = f'attachment; filename="answer-{answer.id}.md"'
+    return response
 
 
 @require_safe

@@ -366,5 +366,7 @@ LOGGING = {
         "axes": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
+        # django-eventstream logs "added listener <id>" at INFO for every stream opened: noise at scale.
+        "django_eventstream": {"level": "WARNING"},
     },
 }

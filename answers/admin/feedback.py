@@ -60,6 +60,9 @@ class FeedbackAdmin(_FeedbackAdminBase):
         "created_at",
         "resolved",
     )
+    # The first column links to the answer; each feedback's own page is reached by its verdict (two
+    # links in one cell would nest, and the browser would leave an empty link before the question).
+    list_display_links = ("verdict",)
     list_filter = ("verdict", FlaggedFilter, ResolvedFilter, "created_at")
     list_select_related = ("answer", "source", "user")
     search_fields = ("answer__question", "comment")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import F
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -49,6 +50,14 @@ def answer_link(obj: Review | Feedback) -> SafeString:
     )
 
 
+def source_label(source: AnswerSource) -> str:
+    """A source in the review form: `[final] title (retrieved as [original])`, or `dropped: ...`."""
+    retrieved = f"(retrieved as [{source.original_number}])"
+    if source.final_number is None:
+        return f"dropped: {source.title} {retrieved}"
+    return f"[{source.final_number}] {source.title} {retrieved}"
+
+
 class ReviewSourceFlagInline(_FlagInlineBase):
     model = ReviewSourceFlag
     fields = ("source", "flag", "note")
@@ -63,10 +72,14 @@ class ReviewSourceFlagInline(_FlagInlineBase):
         if isinstance(field, forms.ModelChoiceField):
             # Only the reviewed answer's own sources can be flagged.
             field.queryset = (
-                AnswerSource.objects.filter(answer_id=answer_id).order_by("original_number")
+                AnswerSource.objects.filter(answer_id=answer_id).order_by(
+                    F("final_number").asc(nulls_last=True), "original_number"
+                )
                 if answer_id
                 else AnswerSource.objects.none()
             )
+            # Named as readers saw them (the final number), the retrieval number beside (the trail's).
+            field.label_from_instance = source_label  # type: ignore[assignment]  # Django's documented hook
         return formset
 
     def has_add_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
@@ -82,12 +95,19 @@ class ReviewSourceFlagInline(_FlagInlineBase):
 
 class ReviewAdmin(_ReviewAdminBase):
     list_display = ("answer_question", "verdict", "reviewer", "created_at", "updated_at")
+    # The first column links to the answer; the review's own page is reached by its verdict (two links
+    # in one cell would nest, and the browser would leave an empty link before the question).
+    list_display_links = ("verdict",)
     list_filter = ("verdict", "created_at")
     list_select_related = ("answer", "reviewer")
     search_fields = ("answer__question", "notes")
     ordering = ("-created_at", "-id")
     raw_id_fields = ("answer",)
     inlines = (ReviewSourceFlagInline,)
+
+    class Media:
+        css = {"all": ("answers/admin_review.css",)}
+
     fields = ("answer", "verdict", "notes", "reviewer", "created_at", "updated_at")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Review | None = None) -> tuple[str, ...]:

@@ -52,6 +52,8 @@ class StrictIntegerField(serializers.IntegerField):
         "maxLength": conf.MAX_QUESTION_LENGTH,
         # Something besides whitespace (trimmed away), and no NUL (no database stores it).
         "pattern": rf"^[^\x00]*{SOME_TEXT}[^\x00]*$",
+        # What the API docs' "Try it out" fills in (without it, a string generated from the pattern).
+        "example": "How does the with statement work?",
     }
 )
 class QuestionField(StrictCharField):
@@ -106,6 +108,27 @@ class FeedbackOutputSerializer(serializers.Serializer[Any]):
         allow_null=True, help_text="The flagged source's final number."
     )
     created_at = serializers.DateTimeField()
+
+
+class CurrentVerdictSerializer(serializers.Serializer[Any]):
+    verdict = serializers.ChoiceField(choices=Feedback.Verdict.choices)
+    comment = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class CurrentFlagSerializer(serializers.Serializer[Any]):
+    source = serializers.IntegerField(  # type: ignore[assignment]  # the output's name, as above
+        help_text="The flagged source's final number."
+    )
+    comment = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+class CurrentFeedbackSerializer(serializers.Serializer[Any]):
+    """The reader's current feedback on an answer: their one verdict and the sources they flagged."""
+
+    verdict = CurrentVerdictSerializer(allow_null=True)
+    flags = CurrentFlagSerializer(many=True)
 
 
 class ReferenceSerializer(serializers.Serializer[Any]):

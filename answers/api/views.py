@@ -35,6 +35,7 @@ from answers.api.serializers import (
     AnswerOutputSerializer,
     AskAcceptedSerializer,
     AskInputSerializer,
+    CurrentFeedbackSerializer,
     FeedbackInputSerializer,
     FeedbackOutputSerializer,
     TrailOutputSerializer,
@@ -269,7 +270,8 @@ class AnswerTrailView(APIView):
 
 
 class AnswerFeedbackView(APIView):
-    """POST /api/answers/<id>/feedback/: a reader's verdict on a done answer, maybe flagging a source."""
+    """POST /api/answers/<id>/feedback/: a reader's verdict on a done answer, maybe flagging a source
+    (replacing the reader's earlier one); GET: the reader's current feedback."""
 
     parser_classes = [JSONParser]
     throttle_classes = [FeedbackAnonThrottle, FeedbackUserThrottle]
@@ -287,6 +289,23 @@ class AnswerFeedbackView(APIView):
             ),
         },
     )
+    def get_throttles(self) -> list[Any]:
+        # Reading back one's own feedback is not sending it: only POST counts against the rates.
+        return super().get_throttles() if self.request.method == "POST" else []
+
+    @extend_schema(parameters=[ANSWER_ID], responses={200: CurrentFeedbackSerializer, **errors(401, 404)})
+    async def get(self, request: Request, answer_id: str) -> Response:
+        """The feedback this reader sent on the answer as it stands (a later verdict replaced the earlier)."""
+        answer = await sync_to_async(selectors.answer_get)(answer_id=_parse_id(answer_id), user=request.user)
+        if answer is None:
+            raise NotFound("No answer has this id.")
+        current = await sync_to_async(selectors.feedback_current)(
+            answer=answer,
+            user=request.user,
+            client=anonymous_client(FeedbackAnonThrottle().get_ident(request)),
+        )
+        return Response(CurrentFeedbackSerializer(current).data)
+
     async def post(self, request: Request, answer_id: str) -> Response:
         # The answer's own read rules first: whoever may not read it learns nothing, whatever the body.
         answer = await sync_to_async(selectors.answer_get)(answer_id=_parse_id(answer_id), user=request.user)

@@ -20,7 +20,7 @@
   const STATUS_TEXT = {
     streaming: "Writing the answer…",
     done: "",
-    failed: "The answer could not be finished.",
+    failed: "", // the error element says what went wrong: one message, not two
   };
 
   function safeLink(url) {
@@ -134,9 +134,9 @@
     this.permalinkBlock.hidden = false;
   };
 
-  // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` (at `done`)
-  // are the passages of its excerpt to mark (static/answers/excerpts.js).
-  function sourceItem(ref, number, quotes) {
+  // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` and
+  // `passages` (at `done`) are what of its excerpt to mark (static/answers/excerpts.js).
+  function sourceItem(ref, number, quotes, passages) {
     const li = document.createElement("li");
     if (number !== null) {
       li.id = "source-" + number;
@@ -156,7 +156,7 @@
     }
     li.append(title);
     if (ref.excerpt) {
-      li.append(window.sourceExcerpt(ref.excerpt, quotes));
+      li.append(window.sourceExcerpt(ref.excerpt, quotes, passages));
     }
     return li;
   }
@@ -166,15 +166,16 @@
     return Number.isInteger(number) && number >= 1 ? number : null;
   }
 
-  AnswerView.prototype.renderSources = function (references, quotes) {
+  AnswerView.prototype.renderSources = function (references, quotes, passages, samePassage) {
     const items = [];
     for (const ref of Array.isArray(references) ? references : []) {
       const number = numberOf(ref);
       if (number !== null) {
-        items.push(sourceItem(ref, number, quotes && quotes[String(number)]));
+        items.push(sourceItem(ref, number, quotes && quotes[String(number)], passages && passages[String(number)]));
       }
     }
     this.sources.replaceChildren(...items);
+    window.showSamePassages(this.sources, samePassage);
   };
 
   AnswerView.prototype.setRetrieved = function (references) {
@@ -262,7 +263,7 @@
     } else {
       this.text.textContent = String(payload.text || "");
     }
-    this.renderSources(payload.references, payload.quotes);
+    this.renderSources(payload.references, payload.quotes, payload.passages, payload.same_passage);
     this.setRetrieved([]);
     this.setDeclined(payload.declined === true);
     this.fallback.hidden = !payload.fallback;
@@ -351,220 +352,24 @@
     });
   };
 
-  // --- Reader feedback (issue 20) ----------------------------------------------------------
-  // Under a done answer: "Helpful" / "Not helpful" (data-answer-feedback, data-verdict) and, in
-  // each source, "Does not back the answer" (data-flag-source="<number>"), posted to
-  // POST /api/answers/<id>/feedback/. The permalink page renders these controls itself
-  // (templates/answers/_feedback.html, _flag_source.html); after a streamed answer's `done`,
-  // showFeedback builds the same. Each choice is offered once per page: once sent, its button
-  // goes and the control says thanks. Kept to these functions; the answer view only calls
-  // showFeedback, removeFeedback and setUpFeedback.
+  // --- Reader feedback: static/answers/feedback.js (window.AnswerFeedback) -------------------
 
-  const FEEDBACK_ID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
-  const FEEDBACK_THANKS = "Thanks, your feedback was sent.";
-  const sentFeedback = new Map(); // answer id -> Set of choices sent ("helpful", "source:2", ...)
-
-  function feedbackSent(container) {
-    const id = container.dataset.answerId || "";
-    if (!sentFeedback.has(id)) {
-      sentFeedback.set(id, new Set());
+  function showFeedback(container) {
+    if (window.AnswerFeedback) {
+      window.AnswerFeedback.show(container);
     }
-    return sentFeedback.get(id);
-  }
-
-  function feedbackButton(verdict, label) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "feedback-button";
-    button.dataset.verdict = verdict;
-    button.textContent = label;
-    return button;
-  }
-
-  function feedbackBlock() {
-    // The markup of templates/answers/_feedback.html.
-    const block = document.createElement("div");
-    block.className = "answer-feedback";
-    block.dataset.answerFeedback = "";
-    block.setAttribute("role", "group");
-    block.setAttribute("aria-labelledby", "feedback-question");
-    const question = document.createElement("p");
-    question.className = "feedback-question";
-    question.id = "feedback-question";
-    question.textContent = "Was this answer helpful?";
-    const verdicts = document.createElement("div");
-    verdicts.className = "feedback-verdicts";
-    verdicts.append(feedbackButton("helpful", "Helpful"), " ", feedbackButton("unhelpful", "Not helpful"));
-    const label = document.createElement("label");
-    label.className = "feedback-comment-label";
-    label.htmlFor = "feedback-comment";
-    label.textContent = "Anything to add? (optional, sent with your choice)";
-    const comment = document.createElement("textarea");
-    comment.className = "feedback-comment";
-    comment.id = "feedback-comment";
-    comment.dataset.feedbackComment = "";
-    comment.rows = 2;
-    comment.maxLength = 1000;
-    const status = document.createElement("p");
-    status.className = "feedback-status";
-    status.dataset.feedbackStatus = "";
-    status.setAttribute("role", "status");
-    status.tabIndex = -1;
-    block.append(question, verdicts, label, comment, status);
-    return block;
-  }
-
-  function flagButton(number) {
-    // The markup of templates/answers/_flag_source.html.
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "flag-source";
-    button.dataset.flagSource = String(number);
-    button.setAttribute("aria-label", "Source " + number + " does not back the answer");
-    button.textContent = "Does not back the answer";
-    return button;
   }
 
   function removeFeedback(container) {
-    for (const element of container.querySelectorAll("[data-answer-feedback], [data-flag-source], .flag-sent")) {
-      element.remove();
-    }
-  }
-
-  function showFeedback(container) {
-    removeFeedback(container);
-    if (!container.dataset.answerId) {
-      return;
-    }
-    const sent = feedbackSent(container);
-    for (const li of container.querySelectorAll("[data-answer-sources] > li")) {
-      const number = Number(li.value);
-      if (Number.isInteger(number) && number >= 1 && !sent.has("source:" + number)) {
-        li.append(flagButton(number));
-      }
-    }
-    const block = feedbackBlock();
-    for (const button of block.querySelectorAll("[data-verdict]")) {
-      button.hidden = sent.has(button.dataset.verdict);
-    }
-    const sources = container.querySelector("[data-answer-sources]");
-    sources.after(block);
-  }
-
-  function feedbackCsrfToken() {
-    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    if (input) {
-      return input.value;
-    }
-    const cookie = document.cookie.split("; ").find(function (c) {
-      return c.startsWith("csrftoken=");
-    });
-    return cookie ? decodeURIComponent(cookie.slice("csrftoken=".length)) : "";
-  }
-
-  function feedbackError(status, body) {
-    if (status === 429) {
-      return "Too much feedback in a short time. Please try again in a minute.";
-    }
-    if (body && typeof body === "object") {
-      for (const key of ["detail", "comment", "source", "verdict"]) {
-        const value = body[key];
-        if (typeof value === "string") {
-          return value;
-        }
-        if (Array.isArray(value) && value.length) {
-          return String(value[0]);
-        }
-      }
-    }
-    return "Your feedback could not be sent (" + status + "). Please try again.";
-  }
-
-  async function sendFeedback(container, button) {
-    const block = container.querySelector("[data-answer-feedback]");
-    const status = block ? block.querySelector("[data-feedback-status]") : null;
-    const comment = block ? block.querySelector("[data-feedback-comment]") : null;
-    const flagged = button.dataset.flagSource;
-    const choice = flagged ? "source:" + flagged : button.dataset.verdict;
-    const sent = feedbackSent(container);
-    if (sent.has(choice) || button.disabled) {
-      return;
-    }
-    const body = flagged
-      ? { verdict: "unhelpful", source: Number(flagged) }
-      : { verdict: button.dataset.verdict };
-    if (comment && comment.value.trim()) {
-      body.comment = comment.value;
-    }
-    const url = container.dataset.feedbackUrl.replace(
-      FEEDBACK_ID_PLACEHOLDER,
-      encodeURIComponent(container.dataset.answerId || ""),
-    );
-    function say(message) {
-      if (status) {
-        status.textContent = message;
-      }
-    }
-    button.disabled = true;
-    say("Sending…");
-    let response = null;
-    let reply = null;
-    try {
-      response = await fetch(url, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: {
-          "Content-Type": "application/json",
-          Accept: "application/json",
-          "X-CSRFToken": feedbackCsrfToken(),
-        },
-        body: JSON.stringify(body),
-      });
-      try {
-        reply = await response.json();
-      } catch (error) {
-        reply = null;
-      }
-    } catch (error) {
-      button.disabled = false;
-      say("The server could not be reached. Please try again.");
-      return;
-    }
-    if (response.status !== 201) {
-      button.disabled = false;
-      say(feedbackError(response.status, reply));
-      return;
-    }
-    sent.add(choice);
-    if (comment) {
-      comment.value = "";
-    }
-    if (flagged) {
-      // The source's button becomes a note, which takes the focus the button had.
-      const note = document.createElement("span");
-      note.className = "flag-sent";
-      note.tabIndex = -1;
-      note.textContent = "Flagged: thanks.";
-      button.replaceWith(note);
-      note.focus();
-      say(FEEDBACK_THANKS + " (source " + flagged + " flagged)");
-      return;
-    }
-    button.hidden = true;
-    say(FEEDBACK_THANKS);
-    if (status) {
-      status.focus();
+    if (window.AnswerFeedback) {
+      window.AnswerFeedback.remove(container);
     }
   }
 
   function setUpFeedback(container) {
-    // One listener for the controls, whether the server rendered them or showFeedback built them.
-    container.addEventListener("click", function (event) {
-      const button = event.target.closest("[data-answer-feedback] [data-verdict], [data-flag-source]");
-      if (button && container.contains(button)) {
-        sendFeedback(container, button);
-      }
-    });
+    if (window.AnswerFeedback) {
+      window.AnswerFeedback.setUp(container);
+    }
   }
 
   // --- Asking ---------------------------------------------------------------------------------
@@ -574,19 +379,26 @@
     return input ? input.value : "";
   }
 
-  function errorMessage(status, body) {
-    if (body && typeof body === "object") {
-      if (Array.isArray(body.question) && body.question.length) {
-        return String(body.question[0]);
-      }
-      if (typeof body.detail === "string") {
-        return body.detail;
-      }
-    }
+  // In the page's own words, the status code kept (for a report); the API's own text is meant for
+  // programs ("Request was throttled. Expected available in 41 seconds.").
+  function errorMessage(status, body, retryAfter) {
     if (status === 429) {
-      return "Too many questions in a short time. Please wait a minute and try again.";
+      const seconds = Number.parseInt(retryAfter || "", 10);
+      const wait = Number.isInteger(seconds) && seconds > 0
+        ? "You can ask again in " + seconds + " second" + (seconds === 1 ? "" : "s") + "."
+        : "Please wait a minute and try again.";
+      return "Too many questions in a short time. " + wait + " (429)";
     }
-    return "The question could not be sent (" + status + "). Please try again.";
+    if (status === 400 && body && Array.isArray(body.question) && body.question.length) {
+      return String(body.question[0]);
+    }
+    if (status === 504) {
+      return "The answer took too long to start. Please try again. (504)";
+    }
+    if (status >= 500) {
+      return "The server could not answer this question. Please try again in a moment. (" + status + ")";
+    }
+    return "The question could not be sent. Please try again. (" + status + ")";
   }
 
   function setUp() {
@@ -659,7 +471,7 @@
           body = null;
         }
         if (response.status !== 202 || !body || !body.events_url) {
-          const message = errorMessage(response.status, body);
+          const message = errorMessage(response.status, body, response.headers.get("Retry-After"));
           if (response.status === 400) {
             view.close();
             view.container.hidden = true;

@@ -1,10 +1,11 @@
 """Reader feedback from the page, in a real browser, and what QA reviewers then see in admin.
 
-A streamed answer gets "Helpful" by keyboard and a flagged source with a hostile comment (an
-anonymous reader); a signed-in reader's permalink page, rendered by the server, gets "Not helpful"
-(a session user: the CSRF token goes with it). Each control thanks the reader and is not offered
-again; nothing runs (CSP violations and a `window.__pwned` trap are watched); the admin answer
-pages show both, the flag on its source's row.
+A streamed answer gets "Helpful" by keyboard, then "Not helpful" (which replaces it: one verdict per
+reader per answer), and a flagged source with a hostile note of its own (an anonymous reader); the
+permalink then shows what was sent, and offers to change it. A signed-in reader's permalink page,
+rendered by the server, gets "Not helpful" (a session user: the CSRF token goes with it). Nothing
+runs (CSP violations and a `window.__pwned` trap are watched); the admin answer pages show each
+reader's one verdict, the flag on its source's row.
 """
 
 from __future__ import annotations
@@ -80,30 +81,60 @@ def test_readers_send_feedback_from_the_page_and_reviewers_find_it_in_admin(
     feedback = page.locator(FEEDBACK)
     helpful = feedback.locator('button[data-verdict="helpful"]')
     unhelpful = feedback.locator('button[data-verdict="unhelpful"]')
+    comment = feedback.locator("[data-feedback-comment]")
+    status = feedback.locator("[data-feedback-status]")
     expect(helpful).to_be_visible()
     expect(unhelpful).to_be_visible()
     expect(page.locator(f"{SOURCES} button[data-flag-source]")).to_have_count(2)
 
-    # "Helpful", by keyboard: thanked, and not offered again.
-    helpful.focus()
+    # The comment comes before the buttons it is sent with (tab order).
+    comment.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.verdict") == "helpful"
+
+    # "Helpful", by keyboard: thanked, shown as the choice sent; the other stays, to change it.
     page.keyboard.press("Enter")
-    status = feedback.locator("[data-feedback-status]")
-    expect(status).to_have_text("Thanks, your feedback was sent.")
-    expect(helpful).to_be_hidden()
+    expect(status).to_contain_text("Thanks, your feedback was sent.")
+    expect(status).to_contain_text("You said: helpful.")
+    expect(helpful).to_have_attribute("aria-pressed", "true")
+    expect(unhelpful).to_have_attribute("aria-pressed", "false")
     expect(unhelpful).to_be_visible()
     assert page.evaluate("document.activeElement.hasAttribute('data-feedback-status')"), (
         "focus kept in the control"
     )
+    # A change of mind replaces it: one verdict per reader per answer.
+    comment.fill("On reflection, too short.")
+    unhelpful.click()
+    expect(status).to_contain_text("You said: not helpful.")
+    expect(unhelpful).to_have_attribute("aria-pressed", "true")
+    expect(helpful).to_have_attribute("aria-pressed", "false")
+    current = page.evaluate("id => fetch(`/api/answers/${id}/feedback/`).then(r => r.json())", streamed_id)
+    assert current["verdict"]["verdict"] == "unhelpful"
+    assert current["verdict"]["comment"] == "On reflection, too short."
 
-    # Source [2] does not back the answer, with a comment full of markup.
-    feedback.locator("[data-feedback-comment]").fill(HOSTILE)
-    page.locator(f'{SOURCES} [data-flag-source="2"]').click()
-    expect(page.locator(f"{SOURCES}").nth(1).locator(".flag-sent")).to_have_text("Flagged: thanks.")
-    expect(page.locator('[data-flag-source="2"]')).to_have_count(0)
-    assert page.evaluate("document.activeElement.className") == "flag-sent"
-    expect(page.locator('[data-flag-source="1"]')).to_have_count(1)
-    expect(status).to_contain_text("Thanks")
-    expect(feedback.locator("[data-feedback-comment]")).to_have_value("")
+    # Source [2] does not back the answer, with its own note, full of markup.
+    flag = page.locator(f"{SOURCES}").nth(1).locator("[data-flag]")
+    flag.locator("[data-flag-note]").fill(HOSTILE)
+    flag.locator('[data-flag-source="2"]').click()
+    expect(flag.locator('[data-flag-source="2"]')).to_have_attribute("aria-pressed", "true")
+    expect(flag.locator('[data-flag-source="2"]')).to_have_text("Flagged: does not back the answer")
+    assert page.evaluate("document.activeElement.dataset.flagSource") == "2"
+    expect(page.locator('[data-flag-source="1"]')).to_have_attribute("aria-pressed", "false")
+    expect(status).to_contain_text("Source 2 flagged")
+    expect(comment).to_have_value("On reflection, too short."), "the verdict's comment is not the flag's note"
+    assert_nothing_ran(page)
+
+    # The permalink remembers what this reader sent, and offers to change it.
+    page.goto(f"/answers/{streamed_id}/")
+    feedback = page.locator(FEEDBACK)
+    expect(feedback.locator('button[data-verdict="unhelpful"]')).to_have_attribute("aria-pressed", "true")
+    expect(feedback.locator('button[data-verdict="helpful"]')).to_be_visible()
+    expect(feedback.locator("[data-feedback-status]")).to_have_text(
+        "You said: not helpful. Choose again to change it."
+    )
+    expect(feedback.locator("[data-feedback-comment]")).to_have_value("On reflection, too short.")
+    expect(page.locator('[data-flag-source="2"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"{SOURCES}").nth(1).locator("[data-flag-note]")).to_have_value(HOSTILE)
     assert_nothing_ran(page)
 
     # 2. A signed-in reader (the staff user) on a permalink page the server rendered.
@@ -117,16 +148,19 @@ def test_readers_send_feedback_from_the_page_and_reviewers_find_it_in_admin(
     expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
     feedback = page.locator(FEEDBACK)
     feedback.locator('button[data-verdict="unhelpful"]').click()
-    expect(feedback.locator("[data-feedback-status]")).to_have_text("Thanks, your feedback was sent.")
-    expect(feedback.locator('button[data-verdict="unhelpful"]')).to_be_hidden()
+    expect(feedback.locator("[data-feedback-status]")).to_contain_text("Thanks, your feedback was sent.")
+    expect(feedback.locator('button[data-verdict="unhelpful"]')).to_have_attribute("aria-pressed", "true")
     expect(feedback.locator('button[data-verdict="helpful"]')).to_be_visible()
     assert_nothing_ran(page)
 
     # 3. The reviewer's answer pages.
     page.goto(f"/admin/answers/answer/{streamed_id}/change/")
     panel = page.locator("table.qa-feedback")
-    expect(panel).to_contain_text("Helpful")
+    # One reader: their one verdict (the later "Unhelpful" replaced "Helpful") and their flag.
+    expect(panel.locator("tbody tr")).to_have_count(2)
+    expect(panel).not_to_contain_text("Helpful")
     expect(panel).to_contain_text("Unhelpful")
+    expect(panel).to_contain_text("On reflection, too short.")
     expect(panel).to_contain_text(HOSTILE)
     expect(panel).to_contain_text(flagged_title)
     expect(panel.locator("strong", has_text="unresolved")).to_have_count(2)

@@ -432,3 +432,15 @@ def test_the_openapi_schema_and_its_docs_page_are_served_without_a_cdn(client):
     html = docs.content.decode()
     assert "swagger-ui" in html
     assert "cdn" not in html.lower()
+
+
+@pytest.mark.django_db
+def test_the_api_docs_example_question_is_a_real_question(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    question = schema["components"]["schemas"]["AskInput"]["properties"]["question"]
+    assert question["example"] == "How does the with statement work?"
+    # The example is a question the API accepts.
+    response = client.post(
+        "/api/answers/", {"question": question["example"]}, content_type="application/json"
+    )
+    assert response.status_code == 201, response.content

@@ -313,7 +313,7 @@ def test_feedback_is_throttled_at_the_asking_rates_counted_apart_from_questions(
     limited = send(client, answer.id, {"verdict": "helpful"})
     assert "throttled" in limited.json()["detail"].lower()
     assert limited["Retry-After"]
-    assert Feedback.objects.count() == 2
+    assert Feedback.objects.count() == 1, "one reader, one verdict: the second replaced the first"
     # Asking has its own budget (the feedback did not use it up).
     assert client.post("/api/answers/", {"question": ""}, content_type="application/json").status_code == 400
     # Signed-in readers have theirs.
@@ -336,3 +336,74 @@ def test_a_hostile_comment_is_stored_verbatim(client, answer_factory):
     body = {"verdict": "unhelpful", "source": 1, "comment": HOSTILE}
     assert send(client, answer.id, body).status_code == 201
     assert Feedback.objects.get().comment == HOSTILE
+
+
+# --- one verdict per reader per answer (issue 33) -------------------------------------------
+
+
+def current(client: Client, answer_id: object, **extra: str) -> dict:
+    response = client.get(url(answer_id), **extra)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_a_later_verdict_replaces_the_earlier_and_the_api_returns_it(client, answer_factory):
+    answer = answer_factory(text=TEXT, source_count=4)
+    assert current(client, answer.id) == {"verdict": None, "flags": []}
+
+    first = send(client, answer.id, {"verdict": "unhelpful", "comment": "too short"}).json()
+    second = send(client, answer.id, {"verdict": "helpful"}).json()
+
+    assert second["id"] == first["id"]
+    assert Feedback.objects.filter(answer=answer).count() == 1
+    stored = Feedback.objects.get()
+    assert (stored.verdict, stored.comment) == ("helpful", "")
+    now = current(client, answer.id)
+    assert now["verdict"]["verdict"] == "helpful"
+    assert now["verdict"]["comment"] == ""
+    assert now["flags"] == []
+
+
+def test_a_flag_is_one_per_source_with_its_own_note_and_apart_from_the_verdict(client, answer_factory):
+    answer = answer_factory(text=TEXT, source_count=4)
+    send(client, answer.id, {"verdict": "helpful"})
+    send(client, answer.id, {"verdict": "unhelpful", "source": 2, "comment": "about chairs, not tea"})
+    send(client, answer.id, {"verdict": "unhelpful", "source": 2, "comment": "says nothing of chairs"})
+    send(client, answer.id, {"verdict": "unhelpful", "source": 1})
+
+    assert Feedback.objects.filter(answer=answer).count() == 3
+    now = current(client, answer.id)
+    assert now["verdict"]["verdict"] == "helpful"
+    assert [(f["source"], f["comment"]) for f in now["flags"]] == [(1, ""), (2, "says nothing of chairs")]
+
+
+def test_each_reader_has_their_own_verdict(client, answer_factory, users):
+    answer = answer_factory(text=TEXT, source_count=4)
+    send(client, answer.id, {"verdict": "helpful"})  # anonymous, by address
+    send(client, answer.id, {"verdict": "unhelpful"}, REMOTE_ADDR="192.0.2.7")  # another address
+    client.force_login(users["staff"])
+    send(client, answer.id, {"verdict": "unhelpful"})
+    send(client, answer.id, {"verdict": "helpful"})
+
+    assert Feedback.objects.filter(answer=answer).count() == 3
+    assert current(client, answer.id)["verdict"]["verdict"] == "helpful"
+    client.logout()
+    assert current(client, answer.id)["verdict"]["verdict"] == "helpful"
+    assert current(client, answer.id, REMOTE_ADDR="192.0.2.7")["verdict"]["verdict"] == "unhelpful"
+
+
+def test_a_replaced_verdict_is_unresolved_again_for_reviewers(client, answer_factory):
+    answer = answer_factory(text=TEXT, source_count=4)
+    send(client, answer.id, {"verdict": "unhelpful"})
+    Feedback.objects.update(resolved_at="2026-01-01T00:00:00Z")
+    send(client, answer.id, {"verdict": "unhelpful", "comment": "still wrong"})
+    assert Feedback.objects.get().resolved_at is None
+
+
+def test_reading_feedback_follows_the_answers_read_rules(client, answer_factory, users):
+    answer = answer_factory(text=TEXT, source_count=4, asker_id=users["asker"].pk)
+    assert client.get(url(answer.id)).status_code == 404
+    client.force_login(users["other"])
+    assert client.get(url(answer.id)).status_code == 404
+    client.force_login(users["asker"])
+    assert current(client, answer.id) == {"verdict": None, "flags": []}

@@ -58,7 +58,12 @@ def test_reviewer_adds_a_review_with_source_flags(client, reviewer, answer_facto
     assert add_url in page.content.decode()
     form_page = client.get(add_url)
     assert form_page.status_code == 200
-    assert f"[2] {dropped.title}" in form_page.content.decode()  # the answer's sources to flag
+    # The answer's sources to flag, by the number readers saw, the retrieval number beside.
+    html = form_page.content.decode()
+    first = answer.sources.get(original_number=3)
+    assert f"[1] {first.title} (retrieved as [3])" in html
+    assert f"dropped: {dropped.title} (retrieved as [2])" in html
+    assert html.index(f"[1] {first.title}") < html.index(f"dropped: {dropped.title}")
 
     response = client.post(
         add_url,

@@ -63,7 +63,17 @@ async def test_events_come_in_order_references_deltas_done_with_their_payloads(
         assert ref["title"].startswith("Zebra habitat guide")
 
     done = stream.events[-1].data
-    assert set(done) == {"text", "references", "fallback", "declined", "truncated", "quotes", "html"}
+    assert set(done) == {
+        "text",
+        "references",
+        "fallback",
+        "declined",
+        "truncated",
+        "quotes",
+        "passages",
+        "same_passage",
+        "html",
+    }
     assert done["declined"] is False
     assert done["quotes"] == {}  # no native citations from this provider
     assert done["truncated"] is False

@@ -1,0 +1,120 @@
+// Copy and share a done answer (API.md page hooks): "Copy answer" (data-copy-answer) puts the answer on
+// the clipboard as Markdown with its numbered Sources list, "Copy link" (data-copy-link) its permalink,
+// and "Download as Markdown" is the permalink's /answers/<id>/answer.md. The copied Markdown is that
+// download, fetched when the answer is done, so the two never differ. Works per answer container
+// ([data-answer]): it watches each one's data-answer-status and data-answer-id.
+(function () {
+  "use strict";
+
+  const PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+  const markdown = new WeakMap(); // container -> {id, text: Promise<string>}
+
+  function share(container) {
+    return container.querySelector("[data-answer-share]");
+  }
+
+  function markdownUrl(container) {
+    const block = share(container);
+    return block.dataset.markdownUrl.replace(PLACEHOLDER, encodeURIComponent(container.dataset.answerId || ""));
+  }
+
+  function permalink(container) {
+    const link = container.querySelector("[data-answer-permalink]");
+    const href = link ? link.getAttribute("href") : "";
+    return href ? new URL(href, window.location.href).href : "";
+  }
+
+  function fetchMarkdown(container) {
+    const id = container.dataset.answerId || "";
+    const known = markdown.get(container);
+    if (known && known.id === id) {
+      return known.text;
+    }
+    const text = fetch(markdownUrl(container), { credentials: "same-origin" }).then(function (response) {
+      if (!response.ok) {
+        throw new Error("The answer's Markdown could not be loaded (" + response.status + ").");
+      }
+      return response.text();
+    });
+    text.catch(function () {
+      markdown.delete(container); // a later copy asks again
+    });
+    markdown.set(container, { id: id, text: text });
+    return text;
+  }
+
+  function update(container) {
+    const block = share(container);
+    if (!block) {
+      return;
+    }
+    const done = container.dataset.answerStatus === "done" && Boolean(container.dataset.answerId);
+    block.hidden = !done;
+    block.querySelector("[data-share-status]").textContent = "";
+    const download = block.querySelector("[data-answer-markdown]");
+    if (done) {
+      download.setAttribute("href", markdownUrl(container));
+      fetchMarkdown(container);
+    } else {
+      download.removeAttribute("href");
+    }
+  }
+
+  async function copy(container, button) {
+    const status = share(container).querySelector("[data-share-status]");
+    const what = button.hasAttribute("data-copy-answer") ? "answer" : "link";
+    try {
+      const text = what === "answer" ? await fetchMarkdown(container) : permalink(container);
+      await navigator.clipboard.writeText(text);
+      status.textContent = what === "answer" ? "Answer copied, with its sources." : "Link copied.";
+    } catch (error) {
+      status.textContent =
+        what === "answer"
+          ? "The answer could not be copied. Use “Download as Markdown” instead."
+          : "The link could not be copied: it is " + permalink(container);
+    }
+  }
+
+  const ready = new WeakSet();
+
+  function setUp(container) {
+    if (ready.has(container)) {
+      return;
+    }
+    ready.add(container);
+    new MutationObserver(function () {
+      update(container);
+    }).observe(container, { attributes: true, attributeFilter: ["data-answer-status", "data-answer-id"] });
+    container.addEventListener("click", function (event) {
+      const button = event.target.closest("[data-copy-answer], [data-copy-link]");
+      if (button && container.contains(button)) {
+        copy(container, button);
+      }
+    });
+    update(container);
+  }
+
+  function setUpAll() {
+    for (const container of document.querySelectorAll("[data-answer]")) {
+      setUp(container);
+    }
+    // Answers added later (a conversation's next turn) get theirs too.
+    new MutationObserver(function (records) {
+      for (const record of records) {
+        for (const node of record.addedNodes) {
+          if (node.nodeType === 1) {
+            for (const container of node.matches("[data-answer]") ? [node] : node.querySelectorAll("[data-answer]")) {
+              setUp(container);
+            }
+          }
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", setUpAll);
+  } else {
+    setUpAll();
+  }
+})();

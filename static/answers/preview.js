@@ -1,0 +1,248 @@
+// Source previews (API.md page hooks: data-source-preview): hovering or focusing a citation link in an
+// answer's text opens a popover with its source's title, its excerpt with the backing passage marked,
+// and a link to the source, all taken from the answer's own Sources list (so it works while the answer
+// streams, for each source as soon as it is cited). Escape closes it and keeps the focus on the citation;
+// Tab from an open citation moves into the popover (its link), Shift+Tab back. On a touch screen the
+// first tap on a citation opens its preview, a second follows the link. The citation link describes
+// itself by the popover (aria-describedby), so a screen reader reads the source with the link.
+// One popover per answer container ([data-answer]), built from text nodes and cloned page nodes only.
+(function () {
+  "use strict";
+
+  let counter = 0;
+  const ready = new WeakSet();
+
+  function sourceFor(container, link) {
+    const match = /^#source-(\d+)$/.exec(link.getAttribute("href") || "");
+    if (!match) {
+      return null;
+    }
+    return container.querySelector('[data-answer-sources] > li[data-number="' + match[1] + '"]');
+  }
+
+  function Preview(container) {
+    this.container = container;
+    this.link = null;
+    this.touched = null; // the citation a touch opened (its next tap follows it)
+    this.hideTimer = null;
+    this.refocusing = false;
+    this.element = document.createElement("div");
+    this.element.className = "source-preview";
+    this.element.dataset.sourcePreview = "";
+    this.element.id = "source-preview-" + ++counter;
+    this.element.setAttribute("role", "group");
+    this.element.hidden = true;
+    container.append(this.element);
+  }
+
+  Preview.prototype.open = function (link) {
+    const item = sourceFor(this.container, link);
+    if (!item) {
+      return;
+    }
+    this.cancelHide();
+    if (this.link && this.link !== link) {
+      this.close(false);
+    }
+    const number = item.dataset.number;
+    const title = item.querySelector(".source-title");
+    const heading = document.createElement("p");
+    heading.className = "source-preview-title";
+    heading.textContent = "[" + number + "] " + (title ? title.textContent : "");
+    const parts = [heading];
+    const excerpt = item.querySelector(".source-excerpt");
+    if (excerpt) {
+      const passage = excerpt.cloneNode(true);
+      passage.className = "source-preview-passage";
+      parts.push(passage);
+    }
+    const same = item.querySelector(".source-same");
+    if (same) {
+      parts.push(same.cloneNode(true));
+    }
+    const href = title && title.tagName === "A" ? title.getAttribute("href") : null;
+    if (href) {
+      const open = document.createElement("a");
+      open.className = "source-preview-link";
+      open.setAttribute("href", href);
+      open.textContent = "Open the source";
+      parts.push(open);
+    }
+    this.element.replaceChildren(...parts);
+    this.element.setAttribute("aria-label", "Source " + number);
+    this.element.hidden = false;
+    this.link = link;
+    link.setAttribute("aria-describedby", this.element.id);
+    link.setAttribute("aria-expanded", "true");
+    this.place(link);
+  };
+
+  Preview.prototype.place = function (link) {
+    // Fixed below the citation (above it when there is no room), kept inside the viewport.
+    const box = link.getBoundingClientRect();
+    const width = Math.min(352, window.innerWidth - 16);
+    this.element.style.width = width + "px";
+    const left = Math.max(8, Math.min(box.left, window.innerWidth - width - 8));
+    this.element.style.left = left + "px";
+    const height = this.element.offsetHeight;
+    const below = box.bottom + 6;
+    const top = below + height > window.innerHeight && box.top - 6 - height > 0 ? box.top - 6 - height : below;
+    this.element.style.top = top + "px";
+  };
+
+  Preview.prototype.close = function (refocus) {
+    this.cancelHide();
+    if (!this.link) {
+      return;
+    }
+    const link = this.link;
+    const hadFocus = this.element.contains(document.activeElement);
+    this.element.hidden = true;
+    this.element.replaceChildren();
+    link.setAttribute("aria-expanded", "false");
+    this.link = null;
+    this.touched = null;
+    if (refocus || hadFocus) {
+      this.refocusing = true; // the focus going back is not a reader opening it again
+      link.focus();
+      this.refocusing = false;
+    }
+  };
+
+  Preview.prototype.hideSoon = function () {
+    // Leaving the citation for the popover (to use its link) must not close it: a short grace.
+    const preview = this;
+    this.cancelHide();
+    this.hideTimer = setTimeout(function () {
+      preview.hideTimer = null;
+      if (!preview.element.matches(":hover") && !preview.element.contains(document.activeElement)) {
+        preview.close(false);
+      }
+    }, 300);
+  };
+
+  Preview.prototype.cancelHide = function () {
+    if (this.hideTimer !== null) {
+      clearTimeout(this.hideTimer);
+      this.hideTimer = null;
+    }
+  };
+
+  function citation(container, target) {
+    const link = target instanceof Element ? target.closest("[data-answer-text] a.cite") : null;
+    return link && container.contains(link) ? link : null;
+  }
+
+  function setUp(container) {
+    if (ready.has(container) || !container.querySelector("[data-answer-text]")) {
+      return;
+    }
+    ready.add(container);
+    const preview = new Preview(container);
+    let pointer = "mouse";
+
+    container.addEventListener("pointerover", function (event) {
+      const link = citation(container, event.target);
+      if (link && event.pointerType === "mouse") {
+        preview.open(link);
+      } else if (preview.element.contains(event.target)) {
+        preview.cancelHide();
+      }
+    });
+    container.addEventListener("pointerout", function (event) {
+      if (event.pointerType !== "mouse" || !preview.link) {
+        return;
+      }
+      const into = event.relatedTarget;
+      if (into instanceof Node && (preview.element.contains(into) || preview.link.contains(into))) {
+        return;
+      }
+      if (citation(container, event.target) || preview.element.contains(event.target)) {
+        preview.hideSoon();
+      }
+    });
+    container.addEventListener("pointerdown", function (event) {
+      pointer = event.pointerType || "mouse";
+    });
+    container.addEventListener("focusin", function (event) {
+      const link = citation(container, event.target);
+      if (link && pointer !== "touch" && !preview.refocusing) {
+        preview.open(link);
+      }
+    });
+    container.addEventListener("focusout", function (event) {
+      const into = event.relatedTarget;
+      if (!preview.link || (into instanceof Node && (preview.element.contains(into) || into === preview.link))) {
+        return;
+      }
+      if (event.target === preview.link || preview.element.contains(event.target)) {
+        preview.close(false);
+      }
+    });
+    container.addEventListener("click", function (event) {
+      const link = citation(container, event.target);
+      if (!link) {
+        return;
+      }
+      if (pointer === "touch" && preview.touched !== link) {
+        event.preventDefault(); // the first tap previews; the second follows the link
+        preview.open(link);
+        preview.touched = link;
+      }
+      pointer = "mouse";
+    });
+    container.addEventListener("keydown", function (event) {
+      if (!preview.link) {
+        return;
+      }
+      if (event.key === "Escape") {
+        event.preventDefault();
+        preview.close(true);
+        return;
+      }
+      if (event.key === "Tab" && !event.shiftKey && event.target === preview.link) {
+        const inside = preview.element.querySelector("a");
+        if (inside) {
+          event.preventDefault();
+          inside.focus();
+        }
+      } else if (event.key === "Tab" && event.shiftKey && preview.element.contains(event.target)) {
+        event.preventDefault();
+        preview.link.focus();
+      }
+    });
+    document.addEventListener("pointerdown", function (event) {
+      if (preview.link && !preview.element.contains(event.target) && !citation(container, event.target)) {
+        preview.close(false);
+      }
+    });
+    window.addEventListener("scroll", function () {
+      if (preview.link) {
+        preview.place(preview.link);
+      }
+    }, { passive: true });
+  }
+
+  function setUpAll() {
+    for (const container of document.querySelectorAll("[data-answer]")) {
+      setUp(container);
+    }
+    new MutationObserver(function (records) {
+      for (const record of records) {
+        for (const node of record.addedNodes) {
+          if (node.nodeType === 1) {
+            for (const container of node.matches("[data-answer]") ? [node] : node.querySelectorAll("[data-answer]")) {
+              setUp(container);
+            }
+          }
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", setUpAll);
+  } else {
+    setUpAll();
+  }
+})();
