@@ -1,4 +1,4 @@
-"""Migration 0012_feedback_one_verdict on feedback stored before it: each reader keeps their latest verdict
+"""Migration 0015_feedback_one_verdict on feedback stored before it: each reader keeps their latest verdict
 and their latest flag of each source; other readers' feedback, and a deleted user's, stay."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-BEFORE = [("answers", "0011_feedback")]
-AFTER = [("answers", "0012_feedback_one_verdict")]
+BEFORE = [("answers", "0014_answer_owner")]
+AFTER = [("answers", "0015_feedback_one_verdict")]
 
 
 @pytest.mark.django_db(transaction=True)
