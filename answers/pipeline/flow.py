@@ -30,6 +30,7 @@ from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surro
 from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.providers.registry import get_provider
+from answers.retrieval.access import Reader, reader_for_id
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.types import Retrieval
 
@@ -44,7 +45,7 @@ T = TypeVar("T")
 class Retriever(Protocol):
     """Step 1; answers.retrieval.pipeline.retrieve by default (a seam for other retrieval strategies)."""
 
-    def __call__(self, question: str, *, min_score: float, max_sources: int) -> Retrieval: ...
+    def __call__(self, question: str, *, min_score: float, max_sources: int, reader: Reader) -> Retrieval: ...
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def _start(
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
+    # Only what the asker may read is retrieved (docs/api.md, "Document access").
+    reader = reader_for_id(asker_id)
+    retrieval = retriever(question, min_score=min_score, max_sources=max_sources, reader=reader)
     retrieval_ms = (time.monotonic() - started_at) * 1000
     prompt = build_prompt(question, retrieval.sources, native_citations=provider.native_citations)
     answer = store.answer_create(

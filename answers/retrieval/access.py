@@ -1,0 +1,157 @@
+"""Document access: who may read a document, and the filter retrieval applies for each asker.
+
+A document's access (docs/api.md, "Document access") is `"public"`, `"signed-in"`, `"staff"`, or a
+list of group names (members of any may read it). Staff and superusers read every document.
+Retrieval removes what the asker may not read from the engines' candidates before anything is
+scored, capped or put in a prompt (`AccessFilteredBackend`, `readable_chunks`); reading an old
+answer redacts the sources its reader may no longer read (answers.selectors.withheld_documents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
+
+from answers.models import Document
+from answers.retrieval.backends import Candidate, SearchBackend, SearchResult
+
+GROUP_NAME_MAX = 150  # django.contrib.auth's Group.name
+# When candidates were withheld and the engine filled its limit, it is asked again for this many
+# times more, so that an asker still gets `limit` readable candidates when the best matches are
+# documents they may not read (bounded: a corpus almost wholly closed to the asker costs two searches).
+OVERFETCH = 4
+LEVELS = (Document.Access.PUBLIC, Document.Access.SIGNED_IN, Document.Access.STAFF)
+
+
+class InvalidAccess(ValueError):
+    """An access value that is neither a known level nor a list of group names."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A document's stored access: its level and, for `groups`, the group names (sorted, distinct)."""
+
+    level: str
+    groups: tuple[str, ...] = ()
+
+    @property
+    def value(self) -> str | list[str]:
+        """As the API and the feeds write it: the level's name, or the list of group names."""
+        return list(self.groups) if self.level == Document.Access.GROUPS else self.level
+
+
+PUBLIC = Rule(Document.Access.PUBLIC)
+
+
+def parse_access(value: object) -> Rule:
+    """The rule an API field, a feed record or `ingest --access` gives; InvalidAccess when none.
+
+    A string is a level (`public`, `signed-in`, `staff`) or, on the command line, group names
+    separated by commas; a list holds group names. None means public.
+    """
+    if value is None:
+        return PUBLIC
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped in LEVELS:
+            return Rule(stripped)
+        names: list[Any] = stripped.split(",") if stripped else []
+    elif isinstance(value, list | tuple):
+        names = list(value)
+    else:
+        raise InvalidAccess('must be "public", "signed-in", "staff" or a list of group names.')
+    groups: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidAccess("group names must be non-empty strings.")
+        if len(name.strip()) > GROUP_NAME_MAX:
+            raise InvalidAccess(f"a group name is longer than {GROUP_NAME_MAX} characters.")
+        groups.add(name.strip())
+    if not groups:
+        raise InvalidAccess('must be "public", "signed-in", "staff" or a non-empty list of group names.')
+    return Rule(Document.Access.GROUPS, tuple(sorted(groups)))
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who reads (or asks): what the access rules need to know about them, loaded once."""
+
+    signed_in: bool = False
+    staff: bool = False
+    groups: frozenset[str] = frozenset()
+
+    def may_read(self, level: str, groups: Iterable[str] = ()) -> bool:
+        if self.staff or level == Document.Access.PUBLIC:
+            return True
+        if level == Document.Access.SIGNED_IN:
+            return self.signed_in
+        if level == Document.Access.GROUPS:
+            return self.signed_in and not self.groups.isdisjoint(groups)
+        return False  # staff, or a level this version does not know
+
+
+ANONYMOUS = Reader()
+
+
+def reader_for(user: Any) -> Reader:
+    """The reader for a user object (AnonymousUser or None: anonymous). One query for the groups."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return ANONYMOUS
+    if user.is_staff or user.is_superuser:
+        return Reader(signed_in=True, staff=True)
+    return Reader(signed_in=True, groups=frozenset(user.groups.values_list("name", flat=True)))
+
+
+def reader_for_id(user_id: int | None) -> Reader:
+    """The reader for an asker's id (None: anonymous); a user deleted meanwhile reads as anonymous."""
+    if user_id is None:
+        return ANONYMOUS
+    user = get_user_model().objects.filter(pk=user_id).first()
+    return reader_for(user)
+
+
+def unreadable_documents(reader: Reader, document_ids: Iterable[int]) -> set[int]:
+    """Of these document ids, those the reader may not read (a missing document counts as unreadable)."""
+    ids = set(document_ids)
+    if not ids:
+        return set()
+    found = Document.objects.filter(pk__in=ids).values_list("pk", "access", "access_groups")
+    readable = {pk for pk, level, groups in found if reader.may_read(level, groups or ())}
+    return ids - readable
+
+
+def readable_candidates(reader: Reader, candidates: list[Candidate]) -> tuple[list[Candidate], set[int]]:
+    """The candidates the reader may read, in order, and the chunk ids of those withheld."""
+    if reader.staff or not candidates:
+        return candidates, set()
+    unreadable = unreadable_documents(reader, {c.document_id for c in candidates})
+    if not unreadable:
+        return candidates, set()
+    kept = [c for c in candidates if c.document_id not in unreadable]
+    return kept, {c.chunk_id for c in candidates if c.document_id in unreadable}
+
+
+class AccessFilteredBackend:
+    """A search backend that returns only what `reader` may read and remembers what it withheld."""
+
+    def __init__(self, backend: SearchBackend, reader: Reader) -> None:
+        self.backend = backend
+        self.reader = reader
+        self.name = backend.name
+        self.withheld: set[int] = set()  # chunk ids
+
+    def search(self, terms: list[str], *, limit: int) -> SearchResult:
+        found = self.backend.search(terms, limit=limit)
+        kept, withheld = readable_candidates(self.reader, found.candidates)
+        if withheld and len(found.candidates) >= limit:
+            found = self.backend.search(terms, limit=limit * OVERFETCH)
+            kept, withheld = readable_candidates(self.reader, found.candidates)
+            kept = kept[:limit]
+            # Only those ranked above the last candidate kept were withheld from this asker.
+            last = found.candidates.index(kept[-1]) if kept else len(found.candidates) - 1
+            withheld = {c.chunk_id for c in found.candidates[: last + 1] if c.chunk_id in withheld}
+        self.withheld |= withheld
+        return SearchResult(kept, found.plan)
