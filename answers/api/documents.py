@@ -26,7 +26,7 @@ from answers.api.parsers import JSONParser
 from answers.api.schema import SOME_TEXT, errors
 from answers.api.serializers import StrictCharField
 from answers.conf import conf
-from answers.content.storage import document_delete, document_store
+from answers.content.storage import document_access, document_delete, document_store
 from answers.content.validation import (
     KEY_MAX,
     TITLE_MAX,
@@ -86,6 +86,19 @@ class _TypeField(StrictCharField):
     pass
 
 
+ACCESS_SCHEMA: dict[str, Any] = {
+    "oneOf": [
+        {"type": "string", "enum": ["public", "signed-in", "staff"]},
+        {"type": "array", "items": {"type": "string", "pattern": SOME_TEXT, "maxLength": 150}, "minItems": 1},
+    ]
+}
+
+
+@extend_schema_field(ACCESS_SCHEMA)
+class _AccessField(serializers.JSONField):
+    pass
+
+
 class DocumentInputSerializer(serializers.Serializer[Any]):
     key = _KeyField(trim_whitespace=False, allow_blank=False, help_text="URL or feed id.")
     title = _TitleField(trim_whitespace=False, allow_blank=False)
@@ -93,6 +106,12 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
     body = _BodyField(trim_whitespace=False, allow_blank=False)
     doc_type = _TypeField(required=False, default="", allow_blank=True)
     metadata = serializers.JSONField(required=False, default=dict)
+    access = _AccessField(
+        required=False,
+        default="public",
+        help_text='Who may read it: "public" (the default), "signed-in", "staff", or a list of group '
+        "names (members of any; staff always). An update replaces it too.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -104,14 +123,19 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
 
 class DocumentOutputSerializer(serializers.ModelSerializer[Document]):
     chunk_count = serializers.IntegerField(read_only=True)
+    access = serializers.SerializerMethodField()
 
     class Meta:
         model = Document
         fields = [
-            "id", "key", "title", "url", "body", "doc_type", "metadata", "content_hash",
-            "chunk_count", "created_at", "updated_at",
+            "id", "key", "title", "url", "body", "doc_type", "metadata", "access", "source",
+            "content_hash", "chunk_count", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(ACCESS_SCHEMA)
+    def get_access(self, document: Document) -> str | list[str]:
+        return document_access(document).value
 
 
 class DocumentUpsertOutputSerializer(DocumentOutputSerializer):

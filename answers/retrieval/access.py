@@ -15,64 +15,16 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
+from answers.content.validation import PUBLIC, Rule, parse_access
 from answers.models import Document
 from answers.retrieval.backends import Candidate, SearchBackend, SearchResult
 
-GROUP_NAME_MAX = 150  # django.contrib.auth's Group.name
 # When candidates were withheld and the engine filled its limit, it is asked again for this many
 # times more, so that an asker still gets `limit` readable candidates when the best matches are
 # documents they may not read (bounded: a corpus almost wholly closed to the asker costs two searches).
 OVERFETCH = 4
-LEVELS = (Document.Access.PUBLIC, Document.Access.SIGNED_IN, Document.Access.STAFF)
 
-
-class InvalidAccess(ValueError):
-    """An access value that is neither a known level nor a list of group names."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A document's stored access: its level and, for `groups`, the group names (sorted, distinct)."""
-
-    level: str
-    groups: tuple[str, ...] = ()
-
-    @property
-    def value(self) -> str | list[str]:
-        """As the API and the feeds write it: the level's name, or the list of group names."""
-        return list(self.groups) if self.level == Document.Access.GROUPS else self.level
-
-
-PUBLIC = Rule(Document.Access.PUBLIC)
-
-
-def parse_access(value: object) -> Rule:
-    """The rule an API field, a feed record or `ingest --access` gives; InvalidAccess when none.
-
-    A string is a level (`public`, `signed-in`, `staff`) or, on the command line, group names
-    separated by commas; a list holds group names. None means public.
-    """
-    if value is None:
-        return PUBLIC
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped in LEVELS:
-            return Rule(stripped)
-        names: list[Any] = stripped.split(",") if stripped else []
-    elif isinstance(value, list | tuple):
-        names = list(value)
-    else:
-        raise InvalidAccess('must be "public", "signed-in", "staff" or a list of group names.')
-    groups: set[str] = set()
-    for name in names:
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidAccess("group names must be non-empty strings.")
-        if len(name.strip()) > GROUP_NAME_MAX:
-            raise InvalidAccess(f"a group name is longer than {GROUP_NAME_MAX} characters.")
-        groups.add(name.strip())
-    if not groups:
-        raise InvalidAccess('must be "public", "signed-in", "staff" or a non-empty list of group names.')
-    return Rule(Document.Access.GROUPS, tuple(sorted(groups)))
+__all__ = ["PUBLIC", "Rule", "parse_access"]  # the rules live with the other input checks
 
 
 @dataclass(frozen=True)
