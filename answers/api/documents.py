@@ -108,7 +108,7 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
     metadata = serializers.JSONField(required=False, default=dict)
     access = _AccessField(
         required=False,
-        default="public",
+        default="public",  # type: ignore[arg-type]  # any JSON value may be a default
         help_text='Who may read it: "public" (the default), "signed-in", "staff", or a list of group '
         "names (members of any; staff always). An update replaces it too.",
     )
