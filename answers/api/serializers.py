@@ -11,6 +11,7 @@ from answers.api.schema import SOME_TEXT
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
+from answers.retrieval.access import NOTHING_WITHHELD, Redaction
 from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
 
@@ -106,13 +107,16 @@ class FeedbackOutputSerializer(serializers.Serializer[Any]):
 
 
 class ReferenceSerializer(serializers.Serializer[Any]):
-    """A numbered source as clients see it."""
+    """A numbered source as clients see it (withheld from this reader: `{"number", "withheld": true}`)."""
 
     number = serializers.IntegerField()
-    document_id = serializers.IntegerField(allow_null=True)
-    title = serializers.CharField()
-    url = serializers.CharField(allow_blank=True)
-    excerpt = serializers.CharField()
+    document_id = serializers.IntegerField(allow_null=True, required=False)
+    title = serializers.CharField(required=False)
+    url = serializers.CharField(allow_blank=True, required=False)
+    excerpt = serializers.CharField(required=False)
+    withheld = serializers.BooleanField(
+        required=False, help_text="Present (true) only when the reader may no longer read this source."
+    )
 
 
 class AnswerErrorSerializer(serializers.Serializer[Any]):
@@ -140,9 +144,14 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     def get_text(self, answer: Answer) -> str:
         return answer.final_text if answer.status == Answer.Status.DONE else ""
 
+    def _redaction(self) -> Redaction:
+        # The view passes whom the answer is read by (selectors.answer_redaction); none: nothing withheld.
+        redaction: Redaction = self.context.get("redaction", NOTHING_WITHHELD)
+        return redaction
+
     @extend_schema_field(ReferenceSerializer(many=True))
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
-        return answer_references(answer)
+        return answer_references(answer, self._redaction())
 
     @extend_schema_field(
         serializers.DictField(
@@ -153,7 +162,7 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
         )
     )
     def get_quotes(self, answer: Answer) -> dict[str, list[str]]:
-        return answer_quotes(answer)
+        return answer_quotes(answer, self._redaction())
 
     @extend_schema_field(AnswerErrorSerializer(allow_null=True))
     def get_error(self, answer: Answer) -> dict[str, str] | None:

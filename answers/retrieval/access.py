@@ -107,3 +107,58 @@ class AccessFilteredBackend:
             withheld = {c.chunk_id for c in found.candidates[: last + 1] if c.chunk_id in withheld}
         self.withheld |= withheld
         return SearchResult(kept, found.plan)
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """The sources of an old answer its reader may no longer read, shown as `{"number", "withheld": true}`.
+
+    `documents`: ids of documents the reader may not read now (deleted ones included);
+    `deleted`: whether a source whose document is gone (its id cleared) is withheld too.
+    """
+
+    documents: frozenset[int] = frozenset()
+    deleted: bool = False
+
+    def withholds(self, document_id: int | None) -> bool:
+        if document_id is None:
+            return self.deleted
+        return document_id in self.documents
+
+    def __bool__(self) -> bool:
+        return self.deleted or bool(self.documents)
+
+
+NOTHING_WITHHELD = Redaction()
+# The reference fields a withheld source keeps (docs/api.md, the reference object).
+WITHHELD_KEEPS = ("number",)
+
+
+def withheld_reference(reference: dict[str, Any]) -> dict[str, Any]:
+    return {**{k: reference[k] for k in WITHHELD_KEEPS if k in reference}, "withheld": True}
+
+
+def redact_event(event_type: str, data: Any, redaction: Redaction) -> Any:
+    """A stored or live answer event as this reader may see it (`references`, `cite`, `done` carry
+    references; the others pass unchanged). `data` is the event's payload, parsed."""
+    if not redaction or not isinstance(data, dict):
+        return data
+    if event_type == "cite" and isinstance(data.get("reference"), dict):
+        reference = data["reference"]
+        if redaction.withholds(reference.get("document_id")):
+            return {**data, "reference": withheld_reference(reference)}
+        return data
+    if event_type in ("references", "done") and isinstance(data.get("references"), list):
+        references = []
+        hidden: set[str] = set()
+        for reference in data["references"]:
+            if isinstance(reference, dict) and redaction.withholds(reference.get("document_id")):
+                references.append(withheld_reference(reference))
+                hidden.add(str(reference.get("number")))
+            else:
+                references.append(reference)
+        redacted = {**data, "references": references}
+        if isinstance(data.get("quotes"), dict):
+            redacted["quotes"] = {n: q for n, q in data["quotes"].items() if n not in hidden}
+        return redacted
+    return data
