@@ -285,6 +285,9 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
         allow_null=True,
         help_text="Null until computed (after `done` is stored and published), or if it could not be.",
     )
+    withheld = serializers.SerializerMethodField(
+        help_text="How many candidate passages retrieval removed because the asker may not read them."
+    )
 
     class Meta:
         model = Answer
@@ -315,7 +318,11 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "error",
             "sources",
             "support",
+            "withheld",
         ]
+
+    def get_withheld(self, answer: Answer) -> int:
+        return int((answer.retrieval_trace or {}).get("withheld", 0))
 
     def get_error(self, answer: Answer) -> dict[str, str] | None:
         if answer.status != Answer.Status.FAILED:
