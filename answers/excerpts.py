@@ -8,7 +8,7 @@ ends within 200 characters, else a little (at most 40 characters) before it, at 
 runs for 200 characters or to that passage's end (at most 400). Each passage within is marked,
 clipped at the window's edges, with an ellipsis where the window cuts the excerpt.
 
-static/answers/excerpts.js builds the same pieces in the page (native quotes at `done`):
+answers/static/answers/excerpts.js builds the same pieces in the page (native quotes at `done`):
 keep the two alike (tests/browser/test_source_quotes.py compares them).
 """
 
