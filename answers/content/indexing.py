@@ -24,7 +24,7 @@ from django.db.models.signals import post_delete, post_save
 from answers.conf import conf
 from answers.content.readers import html_to_text
 from answers.content.registry import Source, registered, source_for
-from answers.content.storage import document_store
+from answers.content.storage import document_store, document_values
 from answers.content.validation import CleanDocument, clean_document
 from answers.models import Document
 from answers.retrieval.embeddings import EmbedOutcome, embed_missing
@@ -71,12 +71,30 @@ def index_object(source: Source, pk: Any, *, embed: bool = True) -> Outcome:
         known = source.model._default_manager.filter(pk=pk).first() or _stand_in(source, pk)
         removed = Document.objects.filter(source=source.label, key=source.key(known)).delete()
         return Outcome.REMOVED if removed[0] else Outcome.ABSENT
-    document, created, changed = document_store(clean=clean_object(source, obj), source=source.label)
+    clean = clean_object(source, obj)
+    if _unchanged(source, clean):
+        return Outcome.UNCHANGED
+    document, created, changed = document_store(clean=clean, source=source.label)
     if changed and embed:
         _embed([document.pk])
     if created:
         return Outcome.ADDED
     return Outcome.UPDATED if changed else Outcome.UNCHANGED
+
+
+def _unchanged(source: Source, clean: CleanDocument) -> bool:
+    """Whether the stored document already says all this (its `updated_at` aside): one read, no write.
+
+    A save that changes nothing indexed (only a timestamp, or fields the Source does not read)
+    then costs one query.
+    """
+    values = document_values(clean)
+    stored = (
+        Document.objects.filter(key=clean.key, source=source.label)
+        .values("content_hash", "title", "url", "doc_type", "access", "access_groups")
+        .first()
+    )
+    return stored is not None and all(stored[name] == values[name] for name in stored)
 
 
 def _stand_in(source: Source, pk: Any) -> Any:
