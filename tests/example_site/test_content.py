@@ -23,8 +23,14 @@ def document_of(article: Article) -> Document | None:
 
 def test_saving_an_article_indexes_it_with_its_access(site):
     public, members, draft = (document_of(a) for a in (site.public, site.members, site.draft))
-    assert public is not None and members is not None and draft is not None
-    assert (public.title, public.url, public.access) == ("Garden compost guide", "/articles/compost/", "public")
+    assert public is not None
+    assert members is not None
+    assert draft is not None
+    assert (public.title, public.url, public.access) == (
+        "Garden compost guide",
+        "/articles/compost/",
+        "public",
+    )
     assert (members.access, members.access_groups) == ("groups", ["Members"])
     assert draft.access == "staff"
     assert Chunk.objects.filter(document=members, text__contains="nine days").exists()
@@ -51,7 +57,8 @@ def test_a_save_that_changes_nothing_indexed_keeps_the_document_and_its_chunks(
         site.members.save()  # updated_at moves; nothing the document is built from does
 
     after = document_of(site.members)
-    assert after is not None and before is not None
+    assert after is not None
+    assert before is not None
     assert after.updated_at == before.updated_at
     assert list(Chunk.objects.filter(document=after).values_list("id", flat=True)) == chunk_ids
 
@@ -89,7 +96,9 @@ def test_reindex_adds_updates_and_removes_what_saves_did_not_see(site):
     # Queryset writes send no signals: the documents fall behind until `reindex`.
     Article.objects.filter(pk=site.public.pk).update(title="Garden compost handbook")
     Article.objects.filter(pk=site.draft.pk).update(staff_draft=False)
-    Article.objects.bulk_create([Article(title="Pond care", slug="pond", published=True, body="Ponds need shade.")])
+    Article.objects.bulk_create(
+        [Article(title="Pond care", slug="pond", published=True, body="Ponds need shade.")]
+    )
     out = io.StringIO()
 
     call_command("reindex", "articles.Article", "--no-progress", stdout=out)
@@ -107,7 +116,9 @@ def test_reindex_again_changes_nothing(site):
 
 
 def test_reindex_refuses_a_model_that_is_not_registered(site):
-    with pytest.raises(CommandError, match=r"not registered: articles\.category \(registered: articles\.article\)"):
+    with pytest.raises(
+        CommandError, match=r"not registered: articles\.category \(registered: articles\.article\)"
+    ):
         call_command("reindex", "articles.Category", "--no-progress")
 
 
@@ -115,9 +126,11 @@ def test_an_article_that_cannot_be_indexed_never_fails_its_save(
     site, django_capture_on_commit_callbacks, caplog
 ):
     site.public.body = "   "  # no text: not a document
-    with caplog.at_level(logging.ERROR, logger="answers.content.indexing"):
-        with django_capture_on_commit_callbacks(execute=True):
-            site.public.save()
+    with (
+        caplog.at_level(logging.ERROR, logger="answers.content.indexing"),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        site.public.save()
 
     assert Article.objects.get(pk=site.public.pk).body == "   "
     assert "could not index articles.article" in caplog.text
@@ -132,7 +145,10 @@ def test_an_embeddings_outage_during_a_save_is_caught_up_by_reindex(django_captu
         server.fail_next(3, status=503)  # every attempt of the save's one request
         with django_capture_on_commit_callbacks(execute=True):
             article = Article.objects.create(
-                title="Pond care", slug="pond", published=True, body="Ponds need shade and oxygenating plants."
+                title="Pond care",
+                slug="pond",
+                published=True,
+                body="Ponds need shade and oxygenating plants.",
             )
         document = document_of(article)
         assert document is not None  # the save and the document stand; only the vectors are missing
@@ -142,5 +158,6 @@ def test_an_embeddings_outage_during_a_save_is_caught_up_by_reindex(django_captu
 
         report = reindex()
 
-        assert report.embeddings is not None and report.embeddings.problem is None
+        assert report.embeddings is not None
+        assert report.embeddings.problem is None
         assert ChunkEmbedding.objects.filter(chunk__in=chunks).count() == chunks.count()
