@@ -59,7 +59,7 @@ def document_upsert(
     *,
     key: str,
     title: str,
-    url: str,
+    url: str = "",
     body: str,
     doc_type: str = "",
     metadata: dict[str, Any] | None = None,

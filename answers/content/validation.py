@@ -44,11 +44,11 @@ class Rule:
 PUBLIC = Rule(PUBLIC_LEVEL)
 
 
-def parse_access(value: object) -> Rule:
+def parse_access(value: object, *, command_line: bool = False) -> Rule:
     """The rule an API field, a feed record or `ingest --access` gives; InvalidDocument when none.
 
-    A string is a level (`public`, `signed-in`, `staff`) or, on the command line, group names
-    separated by commas; a list holds group names. None means public.
+    A string is a level (`public`, `signed-in`, `staff`) or, on the command line only, group
+    names separated by commas; a list holds group names. None means public.
     """
     if value is None:
         return PUBLIC
@@ -56,6 +56,8 @@ def parse_access(value: object) -> Rule:
         stripped = value.strip()
         if stripped in LEVELS:
             return Rule(stripped)
+        if not command_line:
+            raise InvalidDocument("access", ACCESS_HELP)
         names: list[Any] = stripped.split(",") if stripped else []
     elif isinstance(value, list | tuple):
         names = list(value)

@@ -51,9 +51,10 @@ class Command(BaseCommand):
         paths: list[str] = options["paths"]
         if not paths and not options["demo"]:
             raise CommandError("Give one or more paths, or --demo.")
+        access = None
         if options["access"] is not None:
             try:
-                parse_access(options["access"])
+                access = parse_access(options["access"], command_line=True).value
             except InvalidDocument as exc:
                 raise CommandError(f"--access {exc.message}") from exc
         report = IngestReport()
@@ -63,7 +64,7 @@ class Command(BaseCommand):
             else:
                 ingest_records(demo_records(), report)
         if paths:
-            report = self._ingest_paths(paths, report, options["access"])
+            report = self._ingest_paths(paths, report, access)
         for problem in report.warnings:
             self.stderr.write(f"warning: {problem.where}: {problem.reason}")
         for problem in report.failures:
@@ -101,7 +102,9 @@ class Command(BaseCommand):
         elif outcome.stored:
             self.stdout.write(f"Embedded {outcome.stored} chunks with {conf.EMBEDDING_MODEL}.")
 
-    def _ingest_paths(self, paths: list[str], before: IngestReport, access: str | None) -> IngestReport:
+    def _ingest_paths(
+        self, paths: list[str], before: IngestReport, access: str | list[str] | None
+    ) -> IngestReport:
         show = self._watched()
         bar: Any = None
 
