@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from django.db import transaction
@@ -167,6 +168,25 @@ class ReindexReport:
         return ", ".join(f"{name} {n}" for name, n in counts)
 
 
+BATCH = 200
+
+
+def _reindex_one(source: Source, obj: Any, report: ReindexReport, seen: set[str]) -> None:
+    try:
+        clean = clean_object(source, obj)
+        _, created, changed = document_store(clean=clean, source=source.label)
+    except Exception as exc:
+        report.failures.append((f"{source.label}:{obj.pk}", str(exc) or type(exc).__name__))
+        return
+    seen.add(clean.key)
+    if created:
+        report.added += 1
+    elif changed:
+        report.updated += 1
+    else:
+        report.unchanged += 1
+
+
 def sources_named(labels: Iterable[str]) -> list[Source]:
     """The registered sources for `app_label.ModelName` labels (any case); ValueError naming unknown ones."""
     by_label = {source.label: source for source in registered()}
@@ -196,22 +216,15 @@ def reindex(
         on_total(sum(source.get_queryset().count() for source in sources))
     for source in sources:
         seen: set[str] = set()
-        for obj in source.get_queryset().iterator(chunk_size=500):
-            try:
-                clean = clean_object(source, obj)
-                _, created, changed = document_store(clean=clean, source=source.label)
-            except Exception as exc:
-                report.failures.append((f"{source.label}:{obj.pk}", str(exc) or type(exc).__name__))
-            else:
-                seen.add(clean.key)
-                if created:
-                    report.added += 1
-                elif changed:
-                    report.updated += 1
-                else:
-                    report.unchanged += 1
+        objects = source.get_queryset().order_by("pk").iterator(chunk_size=BATCH)
+        while batch := list(islice(objects, BATCH)):
+            # One commit per batch, not per object (a commit is a disk flush); each object's
+            # write is a savepoint of it, so one that fails leaves the others in.
+            with transaction.atomic():
+                for obj in batch:
+                    _reindex_one(source, obj, report, seen)
             if progress is not None:
-                progress(1)
+                progress(len(batch))
         stored = Document.objects.filter(source=source.label).values_list("key", flat=True)
         stale_keys = [key for key in stored.iterator(chunk_size=2000) if key not in seen]
         for start in range(0, len(stale_keys), 500):
