@@ -83,6 +83,10 @@ def index_object(source: Source, pk: Any, *, embed: bool = True) -> Outcome:
     return Outcome.UPDATED if changed else Outcome.UNCHANGED
 
 
+# What a document says, besides its metadata (where Source.updated_at goes).
+COMPARED = ("content_hash", "title", "url", "doc_type", "access", "access_groups")
+
+
 def _unchanged(source: Source, clean: CleanDocument) -> bool:
     """Whether the stored document already says all this (its `updated_at` aside): one read, no write.
 
@@ -90,12 +94,8 @@ def _unchanged(source: Source, clean: CleanDocument) -> bool:
     then costs one query.
     """
     values = document_values(clean)
-    stored = (
-        Document.objects.filter(key=clean.key, source=source.label)
-        .values("content_hash", "title", "url", "doc_type", "access", "access_groups")
-        .first()
-    )
-    return stored is not None and all(stored[name] == values[name] for name in stored)
+    stored = Document.objects.filter(key=clean.key, source=source.label).values_list(*COMPARED).first()
+    return stored is not None and list(stored) == [values[name] for name in COMPARED]
 
 
 def _stand_in(source: Source, pk: Any) -> Any:
