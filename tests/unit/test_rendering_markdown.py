@@ -93,7 +93,7 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
         )
     )
     vendored_md = (root / "answers/static/vendor/markdown-it/markdown-it.min.js").read_text()[:200]
-    vendored_purify = (root / "static/vendor/dompurify/purify.min.js").read_text()[:200]
+    vendored_purify = (root / "answers/static/vendor/dompurify/purify.min.js").read_text()[:200]
     assert f"markdown-it {pins['MARKDOWN_IT_VERSION']} " in vendored_md
     assert f"DOMPurify {pins['DOMPURIFY_VERSION']} " in vendored_purify
     port = (Path(markdown_it.__file__).parent / "port.yaml").read_text()
