@@ -101,4 +101,4 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
     assert ported is not None
     assert ported[1] == pins["MARKDOWN_IT_VERSION"]
     for folder in ("markdown-it", "dompurify"):
-        assert (root / "static/vendor" / folder / "LICENSE").exists()
+        assert (root / "answers/static/vendor" / folder / "LICENSE").exists()
