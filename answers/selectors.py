@@ -217,9 +217,11 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
     Deterministic and cheap whatever the corpus's size: one aggregate query, then for each example
     a primary-key lookup (the first few documents at or after one of `examples` evenly spaced ids)
     and a check of that document's chunks; so the same corpus always offers the same questions,
-    and they range over its topics.
+    and they range over its topics. Public documents only: the page is everyone's, and an example
+    question would show a closed document's title to anyone.
     """
-    corpus = Document.objects.order_by().aggregate(
+    public = Document.objects.filter(access=Document.Access.PUBLIC)
+    corpus = public.order_by().aggregate(
         documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
     )
     titles: dict[int, str] = {}
@@ -227,7 +229,7 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
         low, high = corpus["low"], corpus["high"]
         for index in range(examples):
             at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
-            candidates = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
+            candidates = public.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
             for pk, title in candidates[:EXAMPLE_CANDIDATES]:
                 if pk not in titles and _good_example(pk, title.strip()):
                     titles[pk] = title.strip()

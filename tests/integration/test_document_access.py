@@ -173,3 +173,14 @@ def test_a_reader_is_made_from_the_user():
     assert reader_for(User.objects.create_user("s", is_staff=True)) == STAFF
     assert reader_for(inactive) == ANONYMOUS
     assert reader_for(None) == ANONYMOUS
+
+
+def test_the_first_screen_counts_and_offers_public_documents_only(client):
+    document_upsert(key="open", title="Lighthouse keeping", body="Lighthouse keeping means tending the lamp.")
+    document_upsert(key="closed", title="Vault codes", body="The vault codes change monthly.", access="staff")
+
+    page = client.get("/").content.decode()
+
+    assert 'data-document-count="1"' in page
+    assert "What should I know about lighthouse keeping?" in page
+    assert "vault" not in page.lower()
