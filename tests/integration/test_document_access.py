@@ -184,3 +184,21 @@ def test_the_first_screen_counts_and_offers_public_documents_only(client):
     assert 'data-document-count="1"' in page
     assert "What should I know about lighthouse keeping?" in page
     assert "vault" not in page.lower()
+
+
+def test_the_admin_answer_page_shows_how_many_candidates_were_withheld(admin_client):
+    reviewer = User.objects.get(username="admin")
+    reviewer.groups.add(Group.objects.get(name="QA reviewers"))
+    document_upsert(key="open", title="Walrus facts", body="Walruses haul out on ice floes.")
+    document_upsert(
+        key="closed", title="Walrus survey", body="Walruses are counted from the air.", access="staff"
+    )
+    answer_id = (
+        APIClient()
+        .post("/api/answers/", {"question": "walruses", "stream": False}, format="json")
+        .json()["id"]
+    )
+
+    page = admin_client.get(reverse("admin:answers_answer_change", args=[answer_id])).content.decode()
+
+    assert "withheld from the asker (access) 1" in page
