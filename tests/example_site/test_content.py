@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import override_settings
 
 from answers.content.indexing import reindex
@@ -155,6 +156,10 @@ def test_an_embeddings_outage_during_a_save_is_caught_up_by_reindex(django_captu
         chunks = Chunk.objects.filter(document=document)
         assert chunks.exists()
         assert not ChunkEmbedding.objects.filter(chunk__in=chunks).exists()
+        if connection.vendor != "sqlite":
+            # Vectors on PostgreSQL need pgvector, which the test server may lack: the pgvector
+            # server of tests/integration/test_dense_pgvector.py covers storing them there.
+            pytest.skip("the catch-up's vectors are checked on SQLite")
 
         report = reindex()
 
