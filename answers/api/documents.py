@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db.models import Count, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -60,29 +61,39 @@ def _text_schema(max_length: int | None = None, *, required_text: bool = True) -
     return schema
 
 
+class _DocumentText(StrictCharField):
+    """A document's text field: NUL characters pass here, and clean_document drops them (PostgreSQL
+    cannot store them), as `ingest` does with files; DRF's CharField would refuse them, against the
+    schema (_text_schema)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
 @extend_schema_field(_text_schema(KEY_MAX))
-class _KeyField(StrictCharField):
+class _KeyField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(TITLE_MAX))
-class _TitleField(StrictCharField):
+class _TitleField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(URL_MAX, required_text=False))
-class _UrlField(StrictCharField):
+class _UrlField(_DocumentText):
     pass
 
 
 # No maxLength in the schema: a fuzzer would send 5 MB bodies to test it (the limit is BODY_MAX).
 @extend_schema_field(_text_schema())
-class _BodyField(StrictCharField):
+class _BodyField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(TYPE_MAX, required_text=False))
-class _TypeField(StrictCharField):
+class _TypeField(_DocumentText):
     pass
 
 

@@ -206,3 +206,14 @@ def test_the_admin_answer_page_shows_how_many_candidates_were_withheld(admin_cli
     page = admin_client.get(reverse("admin:answers_answer_change", args=[answer_id])).content.decode()
 
     assert "withheld from the asker (access) 1" in page
+
+
+def test_the_documents_api_drops_nul_characters_as_ingest_does():
+    writer = _writer()
+    response = writer.post(
+        "/api/documents/",
+        {"key": "k\x00", "title": "T\x00", "url": "/a\x00", "body": "B\x00ody."},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert (response.json()["key"], response.json()["url"], response.json()["body"]) == ("k", "/a", "Body.")
