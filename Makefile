@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
-# The page's vendored JavaScript (static/vendor/), refreshed by `make vendor-js` (needs npm; nothing
+# The page's vendored JavaScript (answers/static/vendor/), refreshed by `make vendor-js` (needs npm; nothing
 # else does). markdown-it must stay the version markdown-it-py ports (markdown_it/port.yaml), so
 # the page and the server parse Markdown alike; tests/unit/test_rendering_markdown.py checks it.
 MARKDOWN_IT_VERSION := 14.1.0
@@ -49,12 +49,12 @@ vendor-js:
 	@set -euo pipefail; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cd "$$tmp" && npm pack --silent markdown-it@$(MARKDOWN_IT_VERSION) dompurify@$(DOMPURIFY_VERSION) >/dev/null && \
 	mkdir md dp && tar xzf markdown-it-$(MARKDOWN_IT_VERSION).tgz -C md && tar xzf dompurify-$(DOMPURIFY_VERSION).tgz -C dp; \
-	cd "$(CURDIR)" && rm -rf static/vendor/markdown-it static/vendor/dompurify && \
-	mkdir -p static/vendor/markdown-it static/vendor/dompurify && \
-	cp "$$tmp"/md/package/dist/markdown-it.min.js "$$tmp"/md/package/LICENSE static/vendor/markdown-it/ && \
+	cd "$(CURDIR)" && rm -rf answers/static/vendor/markdown-it answers/static/vendor/dompurify && \
+	mkdir -p answers/static/vendor/markdown-it answers/static/vendor/dompurify && \
+	cp "$$tmp"/md/package/dist/markdown-it.min.js "$$tmp"/md/package/LICENSE answers/static/vendor/markdown-it/ && \
 	cp "$$tmp"/dp/package/dist/purify.min.js "$$tmp"/dp/package/dist/purify.min.js.map \
-	   "$$tmp"/dp/package/LICENSE "$$tmp"/dp/package/LICENSE-MPL static/vendor/dompurify/ && \
-	echo "static/vendor: markdown-it $(MARKDOWN_IT_VERSION), DOMPurify $(DOMPURIFY_VERSION)"
+	   "$$tmp"/dp/package/LICENSE "$$tmp"/dp/package/LICENSE-MPL answers/static/vendor/dompurify/ && \
+	echo "answers/static/vendor: markdown-it $(MARKDOWN_IT_VERSION), DOMPurify $(DOMPURIFY_VERSION)"
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from answers import checks  # noqa: F401  (registers the checks)
 from answers.conf import PROVIDERS, conf
+from answers.content import registry
 from answers.sse.fanout import install_redis_listener
 
 
@@ -17,6 +18,14 @@ class AnswersConfig(AppConfig):
 
     def ready(self) -> None:
         install_redis_listener()
+        # Each app's answers_sources.py registers its content models (like admin.py), then saves
+        # and deletes of those models keep their documents in step.
+        registry.autodiscover()
+        # Imported here, not at the top: indexing reads the models, which load only after this
+        # module (Django's own pattern for signal receivers).
+        from answers.content import indexing
+
+        indexing.connect()
 
         # Servers such as daphne run no system checks: fail at startup anyway.
         if conf.PROVIDER not in PROVIDERS:

@@ -14,7 +14,7 @@ runs for 200 characters or to that passage's end (at most 400), then back to the
 (within 40 characters). Each passage within is marked, clipped at the window's edges, with an
 ellipsis where the window cuts the excerpt.
 
-static/answers/excerpts.js builds the same pieces in the page (native quotes at `done`):
+answers/static/answers/excerpts.js builds the same pieces in the page (native quotes at `done`):
 keep the two alike (tests/browser/test_source_quotes.py compares them).
 """
 

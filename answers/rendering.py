@@ -11,7 +11,7 @@ code, a link or an image. nh3 then cleans the result against the allow-list
 below as a second guard.
 
 The page renders the streaming text the same way with markdown-it (the
-JavaScript original, static/vendor/) and DOMPurify, in static/answers/markdown.js:
+JavaScript original, answers/static/vendor/) and DOMPurify, in answers/static/answers/markdown.js:
 its options, plugin and allow-list mirror this module's, and
 tests/fixtures/markdown_cases.json pins both to the same output.
 """
@@ -64,7 +64,7 @@ def link_url(url: str) -> str | None:
     """`url` when it may become a link (http, https, or site-relative); else None.
 
     The one rule for links, used by ingest (what is stored), the pages, admin and
-    the links of an answer's Markdown (static/answers/markdown.js applies the same).
+    the links of an answer's Markdown (answers/static/answers/markdown.js applies the same).
     Site-relative means one leading slash: `//host` and `/\\host` are
     protocol-relative to a browser, so they are refused; so is any backslash
     or control character, which browsers rewrite or drop, and any bidi control

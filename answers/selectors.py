@@ -18,6 +18,13 @@ from answers.excerpts import quote_spans, readable
 from answers.models import Answer, AnswerSource, Chunk, Document, Feedback
 from answers.providers.extractive import compose_answer
 from answers.rendering import render_answer_html
+from answers.retrieval.access import (
+    NOTHING_WITHHELD,
+    Redaction,
+    reader_for,
+    unreadable_documents,
+    withheld_reference,
+)
 from answers.retrieval.backends import NoSearchBackend
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.query import STOPWORDS, WEAK_TERMS, stem, tokenize
@@ -121,34 +128,59 @@ def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
     return Answer.objects.prefetch_related(with_sources()).filter(id=answer_id).first()
 
 
-def reference_payload(source: AnswerSource | RetrievedSource, number: int) -> dict[str, Any]:
+def sees_every_source(user: Any) -> bool:
+    """Staff and QA reviewers read every source of every answer they may read, withheld or not."""
+    return bool(
+        user is not None
+        and user.is_authenticated
+        and user.is_active
+        and (user.is_staff or may_read_trails(user))
+    )
+
+
+def answer_redaction(*, answer: Answer, user: Any) -> Redaction:
+    """Which of the answer's sources `user` may no longer read (their document's access changed, or it
+    was deleted, after the answer): those are shown as `{"number", "withheld": true}` to them."""
+    if sees_every_source(user):
+        return NOTHING_WITHHELD
+    ids = {s.document_id for s in answer.sources.all() if s.document_id is not None}
+    # The trace keeps each source's document id after a delete cleared the source's (stored events carry it).
+    kept = (answer.retrieval_trace or {}).get("kept") or []
+    ids |= {int(k["document_id"]) for k in kept if isinstance(k, dict) and k.get("document_id") is not None}
+    return Redaction(frozenset(unreadable_documents(reader_for(user), ids)), deleted=True)
+
+
+def reference_payload(
+    source: AnswerSource | RetrievedSource, number: int, redaction: Redaction = NOTHING_WITHHELD
+) -> dict[str, Any]:
     """A numbered source as clients see it: in `references`, `done`, the API and the pages."""
-    return {
+    payload = {
         "number": number,
         "document_id": source.document_id,
         "title": source.title,
         "url": source.url,
         "excerpt": source.excerpt,
     }
+    return withheld_reference(payload) if redaction.withholds(source.document_id) else payload
 
 
-def answer_references(answer: Answer) -> list[dict[str, Any]]:
+def answer_references(answer: Answer, redaction: Redaction = NOTHING_WITHHELD) -> list[dict[str, Any]]:
     """Done: the final references in final order. Otherwise: every retrieved source, retrieval order."""
     sources = sorted(answer.sources.all(), key=lambda s: s.original_number)
     if answer.status != Answer.Status.DONE:
-        return [reference_payload(s, s.original_number) for s in sources]
+        return [reference_payload(s, s.original_number, redaction) for s in sources]
     final = sorted((s for s in sources if s.final_number is not None), key=lambda s: s.final_number or 0)
-    return [reference_payload(s, s.final_number or 0) for s in final]
+    return [reference_payload(s, s.final_number or 0, redaction) for s in final]
 
 
-def answer_quotes(answer: Answer) -> dict[str, list[str]]:
+def answer_quotes(answer: Answer, redaction: Redaction = NOTHING_WITHHELD) -> dict[str, list[str]]:
     """Done: the native-citation quotes of each final source that has any, by final number (as a string)."""
     if answer.status != Answer.Status.DONE:
         return {}
     return {
         str(s.final_number): list(s.quotes)
         for s in sorted(answer.sources.all(), key=lambda s: s.final_number or 0)
-        if s.final_number is not None and s.quotes
+        if s.final_number is not None and s.quotes and not redaction.withholds(s.document_id)
     }
 
 
@@ -200,21 +232,21 @@ def same_passages(references: list[dict[str, Any]]) -> dict[int, int]:
     return same
 
 
-def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
+def answer_done_payload(*, answer: Answer, redaction: Redaction = NOTHING_WITHHELD) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
     plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
     `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
     `declined`: no source reached the threshold; the text is ANSWERS_DECLINE_TEXT, `references` empty.
     """
-    references = answer_references(answer)
+    references = answer_references(answer, redaction)
     return {
         "text": answer.final_text,
         "references": references,
         "fallback": answer.fallback,
         "declined": answer.declined,
         "truncated": answer.truncated,
-        "quotes": answer_quotes(answer),
+        "quotes": answer_quotes(answer, redaction),
         # By final number, the spans of each excerpt that back the answer, and the sources whose
         # excerpt is an earlier one's (the page marks the first, and names the second beside it).
         "passages": {str(n): [list(span) for span in spans] for n, spans in source_passages(answer).items()},
@@ -257,14 +289,17 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
     and a check of that document's chunks and of what its question retrieves (remembered until
     the corpus changes); so the same corpus always offers the same questions, they range over
     its topics, and each is answered from its own document first.
+    Public documents only: the page is everyone's, and an example question would show a closed
+    document's title to anyone.
     """
+    public = Document.objects.filter(access=Document.Access.PUBLIC)
     corpus = _corpus_stats()
     titles: dict[int, str] = {}
     if corpus["documents"]:
         low, high = corpus["low"], corpus["high"]
         for index in range(examples):
             at = low + (high - low + 1) * (2 * index + 1) // (2 * examples)
-            candidates = Document.objects.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
+            candidates = public.filter(pk__gte=at).order_by("pk").values_list("pk", "title")
             for pk, title in candidates[:EXAMPLE_CANDIDATES]:
                 if pk not in titles and offers_example(pk, title.strip(), corpus):
                     titles[pk] = title.strip()
@@ -274,8 +309,11 @@ def first_screen_get(*, examples: int = EXAMPLE_QUESTIONS) -> FirstScreen:
 
 
 def _corpus_stats() -> dict[str, Any]:
-    return Document.objects.order_by().aggregate(
-        documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk")
+    """The public corpus (the first screen is everyone's): its size, last update and id range."""
+    return (
+        Document.objects.filter(access=Document.Access.PUBLIC)
+        .order_by()
+        .aggregate(documents=Count("pk"), last_updated=Max("updated_at"), low=Min("pk"), high=Max("pk"))
     )
 
 

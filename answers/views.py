@@ -65,8 +65,11 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any], status: 
     return TemplateResponse(request, template, context, status=status).render()
 
 
-def _answer_context(answer: Answer | None) -> dict[str, Any]:
-    """What the answer block of a page shows: status, final text as sanitized HTML, Sources list."""
+def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
+    """What the answer block of a page shows: status, final text as sanitized HTML, Sources list.
+
+    Sources `user` may no longer read are listed by number only (selectors.answer_redaction).
+    """
     if answer is None:
         return {
             "answer": None,
@@ -77,15 +80,18 @@ def _answer_context(answer: Answer | None) -> dict[str, Any]:
             "declined": False,
         }
     passages = selectors.source_passages(answer)
+    redaction = selectors.answer_redaction(answer=answer, user=user)
     references = [
-        {
+        ref
+        if ref.get("withheld")
+        else {
             **ref,
             "anchor": source_anchor(ref["number"]),
             "link": link_url(ref["url"]),
             # The excerpt's window, the passages that back the answer marked (answers/excerpts.py).
             "excerpt_pieces": excerpt_pieces(ref["excerpt"], passages.get(ref["number"], ())),
         }
-        for ref in selectors.answer_references(answer)
+        for ref in selectors.answer_references(answer, redaction)
     ]
     # The same passage under two titles is shown once (selectors.same_passages).
     by_number = {ref["number"]: ref for ref in references}
@@ -197,7 +203,7 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     answer = selectors.answer_get(answer_id=answer_id, user=user)
     if answer is None:
         raise Http404("No answer has this id.")
-    context = {"form": AskForm(), **_answer_context(answer)}
+    context = {"form": AskForm(), **_answer_context(answer, user)}
     # A declined answer offers the example questions again: questions the site does answer.
     context["examples"] = selectors.first_screen_get().examples if context["declined"] else []
     if answer.status == Answer.Status.DONE:

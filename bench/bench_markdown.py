@@ -156,9 +156,9 @@ def page(text: str) -> dict[str, Any] | None:
             tab = browser.new_page()
             tab.set_content('<div id="answer"></div>')
             for script in (
-                "static/vendor/markdown-it/markdown-it.min.js",
-                "static/vendor/dompurify/purify.min.js",
-                "static/answers/markdown.js",
+                "answers/static/vendor/markdown-it/markdown-it.min.js",
+                "answers/static/vendor/dompurify/purify.min.js",
+                "answers/static/answers/markdown.js",
             ):
                 tab.add_script_tag(path=str(ROOT / script))
             result: dict[str, Any] = tab.evaluate(

@@ -240,6 +240,7 @@ def rows() -> list[list[str]]:
              _met(coverage["p50"] < 0.25 * support["p50"])]
         )  # fmt: skip
     out += _hostile_rows()
+    out += _content_rows()
     return out
 
 
@@ -279,6 +280,32 @@ def _hostile_rows() -> list[list[str]]:
              f"slowest {slowest[0] * 1000:.0f} ms ({slowest[2]}, {slowest[1]}), at the client",
              _met(slowest[0] < 0.1)]
         )  # fmt: skip
+    return out
+
+
+def _content_rows() -> list[list[str]]:
+    """bench_content.py: reindex throughput and a save's re-index."""
+    out: list[list[str]] = []
+    content = _load("content")
+    for r in content or []:
+        label = DBS.get(r["db"], r["db"])
+        out.append(
+            [f"`reindex` of {r['objects']:,} objects ({label})",
+             f"`ingest` of the same texts: {r['ingest_per_s']:,.0f} documents/s", "report",
+             f"{r['reindex_per_s']:,.0f} objects/s = {r['reindex_per_s'] / r['ingest_per_s']:.2f}x; "
+             + (f"with stub embeddings {r['reindex_embed_per_s']:,.0f}/s; "
+                if r["reindex_embed_per_s"] is not None else "")
+             + f"nothing changed {r['reindex_unchanged_per_s']:,.0f}/s", "reported"]
+        )  # fmt: skip
+        if r["db"] == "sqlite":
+            out.append(
+                ["a save re-indexing one object (SQLite)",
+                 f"the save alone: {r['plain_save_p50_ms']:.1f} ms p50 "
+                 f"({r['plain_save_cpu_p50_ms']:.1f} ms CPU)",
+                 "< 50 ms",
+                 f"p50 {r['save_p50_ms']:.1f} ms, p95 {r['save_p95_ms']:.1f} ms "
+                 f"({r['save_cpu_p50_ms']:.1f} ms CPU) at load {r['load']:.1f}", _met(r["save_p50_ms"] < 50)]
+            )  # fmt: skip
     return out
 
 

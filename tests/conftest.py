@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -20,6 +21,11 @@ pytest_plugins = [
     "tests.fixtures.embeddings_server",
     "tests.fixtures.pgvector",
 ]
+
+# The example site (tests/example_site) is its own Django project: its tests run in a session of
+# their own, under its settings (`pytest tests/example_site --ds=tests.example_site.settings`).
+if os.environ.get("DJANGO_SETTINGS_MODULE") != "tests.example_site.settings":
+    collect_ignore = ["example_site"]
 
 # Property tests must be repeatable on CI: same examples every run.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

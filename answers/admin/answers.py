@@ -414,7 +414,7 @@ class AnswerAdmin(_AnswerAdminBase):
     @admin.display(description="retrieval trace")
     def retrieval(self, obj: Answer) -> SafeString:
         trace = obj.retrieval_trace if isinstance(obj.retrieval_trace, dict) else {}
-        summary = {key: trace.get(key, EMPTY) for key in ("candidates", "backend", "reranker")}
+        summary = {key: trace.get(key, EMPTY) for key in ("candidates", "withheld", "backend", "reranker")}
         summary["query_terms"] = ", ".join(str(t) for t in trace.get("query_terms", []) or []) or EMPTY
         cuts = [
             (

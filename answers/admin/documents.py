@@ -31,8 +31,8 @@ class ChunkInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("title", "doc_type", "url", "chunk_count", "updated_at")
-    list_filter = ("doc_type",)
+    list_display = ("title", "doc_type", "access_display", "url", "chunk_count", "updated_at")
+    list_filter = ("access", "source", "doc_type")
     search_fields = ("title", "key", "url")
     ordering = ("title", "id")
     fields = (
@@ -41,6 +41,8 @@ class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "url",
         "doc_type",
         "metadata",
+        "access_display",
+        "source",
         "content_hash",
         "created_at",
         "updated_at",
@@ -53,6 +55,13 @@ class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         documents: QuerySet[Document] = super().get_queryset(request)
         return documents.annotate(chunk_total=Count("chunks"))
+
+    @admin.display(description="access", ordering="access")
+    def access_display(self, obj: Document) -> str:
+        """The level, and for `groups` the group names (members of any may read it)."""
+        if obj.access == Document.Access.GROUPS:
+            return f"groups: {', '.join(obj.access_groups or [])}"
+        return str(obj.access)
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunk_count(self, obj: Document) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from django.db.models import Count, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -26,7 +27,7 @@ from answers.api.parsers import JSONParser
 from answers.api.schema import SOME_TEXT, errors
 from answers.api.serializers import StrictCharField
 from answers.conf import conf
-from answers.content.storage import document_delete, document_store
+from answers.content.storage import document_access, document_delete, document_store
 from answers.content.validation import (
     KEY_MAX,
     TITLE_MAX,
@@ -60,29 +61,52 @@ def _text_schema(max_length: int | None = None, *, required_text: bool = True) -
     return schema
 
 
+class _DocumentText(StrictCharField):
+    """A document's text field: NUL characters pass here, and clean_document drops them (PostgreSQL
+    cannot store them), as `ingest` does with files; DRF's CharField would refuse them, against the
+    schema (_text_schema)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
 @extend_schema_field(_text_schema(KEY_MAX))
-class _KeyField(StrictCharField):
+class _KeyField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(TITLE_MAX))
-class _TitleField(StrictCharField):
+class _TitleField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(URL_MAX, required_text=False))
-class _UrlField(StrictCharField):
+class _UrlField(_DocumentText):
     pass
 
 
 # No maxLength in the schema: a fuzzer would send 5 MB bodies to test it (the limit is BODY_MAX).
 @extend_schema_field(_text_schema())
-class _BodyField(StrictCharField):
+class _BodyField(_DocumentText):
     pass
 
 
 @extend_schema_field(_text_schema(TYPE_MAX, required_text=False))
-class _TypeField(StrictCharField):
+class _TypeField(_DocumentText):
+    pass
+
+
+ACCESS_SCHEMA: dict[str, Any] = {
+    "oneOf": [
+        {"type": "string", "enum": ["public", "signed-in", "staff"]},
+        {"type": "array", "items": {"type": "string", "pattern": SOME_TEXT, "maxLength": 150}, "minItems": 1},
+    ]
+}
+
+
+@extend_schema_field(ACCESS_SCHEMA)
+class _AccessField(serializers.JSONField):
     pass
 
 
@@ -93,6 +117,12 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
     body = _BodyField(trim_whitespace=False, allow_blank=False)
     doc_type = _TypeField(required=False, default="", allow_blank=True)
     metadata = serializers.JSONField(required=False, default=dict)
+    access = _AccessField(
+        required=False,
+        default="public",  # type: ignore[arg-type]  # any JSON value may be a default
+        help_text='Who may read it: "public" (the default), "signed-in", "staff", or a list of group '
+        "names (members of any; staff always). An update replaces it too.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -104,14 +134,19 @@ class DocumentInputSerializer(serializers.Serializer[Any]):
 
 class DocumentOutputSerializer(serializers.ModelSerializer[Document]):
     chunk_count = serializers.IntegerField(read_only=True)
+    access = serializers.SerializerMethodField()
 
     class Meta:
         model = Document
         fields = [
-            "id", "key", "title", "url", "body", "doc_type", "metadata", "content_hash",
-            "chunk_count", "created_at", "updated_at",
+            "id", "key", "title", "url", "body", "doc_type", "metadata", "access", "source",
+            "content_hash", "chunk_count", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(ACCESS_SCHEMA)
+    def get_access(self, document: Document) -> str | list[str]:
+        return document_access(document).value
 
 
 class DocumentUpsertOutputSerializer(DocumentOutputSerializer):

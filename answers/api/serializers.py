@@ -12,6 +12,7 @@ from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
 from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
+from answers.retrieval.access import NOTHING_WITHHELD, Redaction
 from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
 
@@ -132,13 +133,16 @@ class CurrentFeedbackSerializer(serializers.Serializer[Any]):
 
 
 class ReferenceSerializer(serializers.Serializer[Any]):
-    """A numbered source as clients see it."""
+    """A numbered source as clients see it (withheld from this reader: `{"number", "withheld": true}`)."""
 
     number = serializers.IntegerField()
-    document_id = serializers.IntegerField(allow_null=True)
-    title = serializers.CharField()
-    url = serializers.CharField(allow_blank=True)
-    excerpt = serializers.CharField()
+    document_id = serializers.IntegerField(allow_null=True, required=False)
+    title = serializers.CharField(required=False)
+    url = serializers.CharField(allow_blank=True, required=False)
+    excerpt = serializers.CharField(required=False)
+    withheld = serializers.BooleanField(
+        required=False, help_text="Present (true) only when the reader may no longer read this source."
+    )
 
 
 class AnswerErrorSerializer(serializers.Serializer[Any]):
@@ -170,9 +174,14 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     def get_text(self, answer: Answer) -> str:
         return answer.final_text if answer.status == Answer.Status.DONE else ""
 
+    def _redaction(self) -> Redaction:
+        # The view passes whom the answer is read by (selectors.answer_redaction); none: nothing withheld.
+        redaction: Redaction = self.context.get("redaction", NOTHING_WITHHELD)
+        return redaction
+
     @extend_schema_field(ReferenceSerializer(many=True))
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
-        return answer_references(answer)
+        return answer_references(answer, self._redaction())
 
     @extend_schema_field(
         serializers.DictField(
@@ -183,7 +192,7 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
         )
     )
     def get_quotes(self, answer: Answer) -> dict[str, list[str]]:
-        return answer_quotes(answer)
+        return answer_quotes(answer, self._redaction())
 
     @extend_schema_field(AnswerErrorSerializer(allow_null=True))
     def get_error(self, answer: Answer) -> dict[str, str] | None:
@@ -332,6 +341,9 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
         allow_null=True,
         help_text="Computed with `support` (null until then): the question's terms the cited sources hold.",
     )
+    withheld = serializers.SerializerMethodField(
+        help_text="How many candidate passages retrieval removed because the asker may not read them."
+    )
 
     class Meta:
         model = Answer
@@ -364,7 +376,11 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "sources",
             "support",
             "coverage",
+            "withheld",
         ]
+
+    def get_withheld(self, answer: Answer) -> int:
+        return int((answer.retrieval_trace or {}).get("withheld", 0))
 
     def get_error(self, answer: Answer) -> dict[str, str] | None:
         if answer.status != Answer.Status.FAILED:

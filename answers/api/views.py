@@ -253,7 +253,8 @@ class AnswerDetailView(APIView):
         answer = await sync_to_async(selectors.answer_get)(answer_id=parsed, user=request.user)
         if answer is None:
             raise NotFound("No answer has this id.")
-        return Response(AnswerOutputSerializer(answer).data)
+        redaction = await sync_to_async(selectors.answer_redaction)(answer=answer, user=request.user)
+        return Response(AnswerOutputSerializer(answer, context={"redaction": redaction}).data)
 
 
 class AnswerTrailView(APIView):

@@ -59,14 +59,19 @@ def collect_files(paths: Iterable[str | Path], report: IngestReport) -> list[Pat
     return files
 
 
-def ingest_record(record: Record, report: IngestReport) -> None:
-    """Store one record, counting it in the report; a bad record is reported, never raised."""
+def ingest_record(record: Record, report: IngestReport, access: object = None) -> None:
+    """Store one record, counting it in the report; a bad record is reported, never raised.
+
+    `access` (`ingest --access`) applies to records that set none of their own.
+    """
     try:
         raw = record.fields
         if "item" in raw:
             if isinstance(raw["item"], InvalidDocument):
                 raise raw["item"]
             raw = feed_fields(raw["item"])
+        if access is not None and raw.get("access") is None:
+            raw = {**raw, "access": access}
         clean = clean_document(**raw)
         document, created, changed = document_store(clean=clean)
     except InvalidDocument as exc:
@@ -83,10 +88,12 @@ def ingest_record(record: Record, report: IngestReport) -> None:
         report.unchanged += 1
 
 
-def ingest_records(records: Iterable[Record], report: IngestReport | None = None) -> IngestReport:
+def ingest_records(
+    records: Iterable[Record], report: IngestReport | None = None, access: object = None
+) -> IngestReport:
     report = report or IngestReport()
     for record in records:
-        ingest_record(record, report)
+        ingest_record(record, report, access)
     return report
 
 
@@ -113,6 +120,7 @@ def ingest_paths(
     *,
     on_file: Callable[[Path], None] | None = None,
     on_total: Callable[[int], None] | None = None,
+    access: object = None,
 ) -> IngestReport:
     """Ingest files and folders; failures are collected with path:line and reason, the rest goes in."""
     report = IngestReport()
@@ -126,7 +134,7 @@ def ingest_paths(
             where = f"{path}:{exc.line}" if exc.line else str(path)
             report.failures.append(Problem(where, exc.reason))
         else:
-            ingest_records(records, report)
+            ingest_records(records, report, access)
         if on_file:
             on_file(path)
     return report

@@ -165,6 +165,7 @@ def feed_fields(item: object) -> dict[str, Any]:
         "body": body,
         "doc_type": item.get("type", item.get("doc_type", "")),
         "metadata": item.get("metadata"),
+        "access": item.get("access"),
     }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from answers.content.validation import CleanDocument, clean_document
+from answers.content.validation import CleanDocument, Rule, clean_document
 from answers.models import Chunk, Document
 from answers.retrieval.chunking import ChunkSpec, chunk_text
 
@@ -20,6 +20,11 @@ def content_hash(*, title: str, body: str) -> str:
     return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
 
 
+def document_access(document: Document) -> Rule:
+    """A stored document's access as the API and the feeds write it (Rule.value)."""
+    return Rule(document.access, tuple(document.access_groups or ()))
+
+
 def document_values(clean: CleanDocument) -> dict[str, Any]:
     """The stored fields of a document besides its key, content hash included."""
     return {
@@ -28,6 +33,8 @@ def document_values(clean: CleanDocument) -> dict[str, Any]:
         "body": clean.body,
         "doc_type": clean.doc_type,
         "metadata": clean.metadata,
+        "access": clean.access.level,
+        "access_groups": list(clean.access.groups),
         "content_hash": content_hash(title=clean.title, body=clean.body),
     }
 
@@ -52,10 +59,11 @@ def document_upsert(
     *,
     key: str,
     title: str,
-    url: str,
+    url: str = "",
     body: str,
     doc_type: str = "",
     metadata: dict[str, Any] | None = None,
+    access: object = None,
 ) -> tuple[Document, bool, bool]:
     """Create or update the document with this key: (document, created, changed).
 
@@ -63,13 +71,20 @@ def document_upsert(
     chunks are rebuilt only when the content hash (title and body) changed.
     Raises InvalidDocument; an unsafe URL is stored as "" (see clean_document).
     """
-    clean = clean_document(key=key, title=title, url=url, body=body, doc_type=doc_type, metadata=metadata)
+    clean = clean_document(
+        key=key, title=title, url=url, body=body, doc_type=doc_type, metadata=metadata, access=access
+    )
     return document_store(clean=clean)
 
 
-def document_store(*, clean: CleanDocument) -> tuple[Document, bool, bool]:
-    """document_upsert for input already through clean_document (the API shows its warnings)."""
+def document_store(*, clean: CleanDocument, source: str | None = None) -> tuple[Document, bool, bool]:
+    """document_upsert for input already through clean_document (the API shows its warnings).
+
+    `source`: the registered model it is indexed from (answers.content.indexing), kept as given.
+    """
     values = document_values(clean)
+    if source is not None:
+        values["source"] = source
     digest = values["content_hash"]
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(key=clean.key).first()

@@ -13,6 +13,11 @@ TITLE_MAX = 500
 URL_MAX = 2000
 TYPE_MAX = 100
 BODY_MAX = 5_000_000
+GROUP_NAME_MAX = 150  # django.contrib.auth's Group.name
+# A document's access levels (answers.models.DocumentAccess holds the same values as choices).
+PUBLIC_LEVEL, SIGNED_IN_LEVEL, STAFF_LEVEL, GROUPS_LEVEL = "public", "signed-in", "staff", "groups"
+LEVELS = (PUBLIC_LEVEL, SIGNED_IN_LEVEL, STAFF_LEVEL)
+ACCESS_HELP = 'must be "public", "signed-in", "staff" or a non-empty list of group names.'
 
 
 class InvalidDocument(ValueError):
@@ -25,6 +30,53 @@ class InvalidDocument(ValueError):
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A document's access: its level and, for `groups`, the group names (sorted, distinct)."""
+
+    level: str
+    groups: tuple[str, ...] = ()
+
+    @property
+    def value(self) -> str | list[str]:
+        """As the API and the feeds write it: the level's name, or the list of group names."""
+        return list(self.groups) if self.level == GROUPS_LEVEL else self.level
+
+
+PUBLIC = Rule(PUBLIC_LEVEL)
+
+
+def parse_access(value: object, *, command_line: bool = False) -> Rule:
+    """The rule an API field, a feed record or `ingest --access` gives; InvalidDocument when none.
+
+    A string is a level (`public`, `signed-in`, `staff`) or, on the command line only, group
+    names separated by commas; a list holds group names. None means public.
+    """
+    if value is None:
+        return PUBLIC
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped in LEVELS:
+            return Rule(stripped)
+        if not command_line:
+            raise InvalidDocument("access", ACCESS_HELP)
+        names: list[Any] = stripped.split(",") if stripped else []
+    elif isinstance(value, list | tuple):
+        names = list(value)
+    else:
+        raise InvalidDocument("access", ACCESS_HELP)
+    groups: set[str] = set()
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or has_surrogate(name):
+            raise InvalidDocument("access", "group names must be non-empty strings.")
+        if len(name.strip()) > GROUP_NAME_MAX:
+            raise InvalidDocument("access", f"a group name is longer than {GROUP_NAME_MAX} characters.")
+        groups.add(name.strip())
+    if not groups:
+        raise InvalidDocument("access", ACCESS_HELP)
+    return Rule(GROUPS_LEVEL, tuple(sorted(groups)))
+
+
+@dataclass(frozen=True)
 class CleanDocument:
     key: str
     title: str
@@ -32,6 +84,7 @@ class CleanDocument:
     body: str
     doc_type: str
     metadata: dict[str, Any]
+    access: Rule = PUBLIC
     # Problems that did not stop the document from being stored (e.g. an unsafe URL dropped).
     warnings: dict[str, str] = field(default_factory=dict)
 
@@ -103,6 +156,7 @@ def clean_document(
     body: object,
     doc_type: object = "",
     metadata: object = None,
+    access: object = None,
 ) -> CleanDocument:
     """Validate and normalise one document's fields, or raise InvalidDocument naming the field."""
     key_s = _text(key, "key").strip()
@@ -128,6 +182,7 @@ def clean_document(
     if not isinstance(metadata, dict):
         raise InvalidDocument("metadata", "must be a JSON object.")
     _check_metadata(metadata)
+    rule = parse_access(access)
     url_s = _text(url, "url").strip()
     warnings: dict[str, str] = {}
     if len(url_s) > URL_MAX:
@@ -138,4 +193,4 @@ def clean_document(
             f"{url_s[:80]!r} is not an http(s) or site-relative URL; the document is stored without a link."
         )
         checked = ""
-    return CleanDocument(key_s, title_s, checked, body_s, doc_type_s, metadata, warnings)
+    return CleanDocument(key_s, title_s, checked, body_s, doc_type_s, metadata, rule, warnings)

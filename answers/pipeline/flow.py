@@ -38,6 +38,7 @@ from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surro
 from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt, build_prompt
 from answers.providers.registry import get_provider
+from answers.retrieval.access import Reader, reader_for_id
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.types import Retrieval
 
@@ -54,7 +55,7 @@ STORAGE_MESSAGE = "The answer could not be saved."
 class Retriever(Protocol):
     """Step 1; answers.retrieval.pipeline.retrieve by default (a seam for other retrieval strategies)."""
 
-    def __call__(self, question: str, *, min_score: float, max_sources: int) -> Retrieval: ...
+    def __call__(self, question: str, *, min_score: float, max_sources: int, reader: Reader) -> Retrieval: ...
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,9 @@ def _start(
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    retrieval = retriever(question, min_score=min_score, max_sources=max_sources)
+    # Only what the asker may read is retrieved (docs/api.md, "Document access").
+    reader = reader_for_id(asker_id)
+    retrieval = retriever(question, min_score=min_score, max_sources=max_sources, reader=reader)
     retrieval_ms = (time.monotonic() - started_at) * 1000
     declined = not retrieval.sources and conf.NO_SOURCES == "decline"
     prompt = build_prompt(question, retrieval.sources, native_citations=provider.native_citations)

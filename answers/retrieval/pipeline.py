@@ -67,6 +67,7 @@ from django.utils.module_loading import import_string
 
 from answers.conf import conf
 from answers.retrieval import dense
+from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, readable_candidates
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
@@ -161,6 +162,7 @@ def _hybrid(
     *,
     limit: int,
     trace: dict[str, Any],
+    backend: AccessFilteredBackend,
 ) -> Hybrid | None:
     """Dense candidates fused with the lexical ones; None (and the trace says why) when unavailable."""
     client, future = pending
@@ -190,7 +192,10 @@ def _hybrid(
     hits, similarity = found.hits, found.similarity
     fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[:limit]
     by_id = {c.chunk_id: c for c in lexical}
-    by_id.update(found.candidates)
+    # The dense index knows no access: what the asker may not read is withheld here, as in the search.
+    readable, withheld = readable_candidates(backend.reader, list(found.candidates.values()))
+    backend.withheld |= withheld
+    by_id.update((c.chunk_id, c) for c in readable)
     kept = [f for f in fused if f.key in by_id]  # a chunk deleted since it was embedded drops out
     fusion = {
         f.key: {
@@ -229,10 +234,15 @@ def retrieve(
     max_sources: int,
     reranker: Reranker | None = None,
     candidate_limit: int = CANDIDATE_LIMIT,
+    reader: Reader = ANONYMOUS,
 ) -> Retrieval:
-    """The numbered sources for a question and the trace of how they were chosen."""
+    """The numbered sources for a question and the trace of how they were chosen.
+
+    Only documents `reader` may read are candidates (answers.retrieval.access); the trace's
+    `withheld` counts the candidate chunks removed for them (for QA, never shown to readers).
+    """
     reranker = reranker or get_reranker()
-    backend = backend_for()
+    backend = AccessFilteredBackend(backend_for(), reader)
     terms = query_terms(question or "")
     trace: dict[str, Any] = {
         "backend": backend.name,
@@ -245,6 +255,7 @@ def retrieve(
         "kept": [],
         "cut_by_threshold": [],
         "cut_by_cap": [],
+        "withheld": 0,
         "timings_ms": {"search": 0.0, "rerank": 0.0},
     }
     if not terms or max_sources < 1:
@@ -264,7 +275,12 @@ def retrieve(
     trace["timings_ms"]["search"] = _round((searched - started) * 1000)
     weights = term_weights(question, terms, found.doc_counts, found.total)
     trace["term_weights"] = {t: _round(w) for t, w in weights.items()}
-    hybrid = None if pending is None else _hybrid(pending, candidates, limit=candidate_limit, trace=trace)
+    hybrid = (
+        None
+        if pending is None
+        else _hybrid(pending, candidates, limit=candidate_limit, trace=trace, backend=backend)
+    )
+    trace["withheld"] = len(backend.withheld)
     fusion: dict[int, dict[str, Any]] = {}
     if hybrid is not None:
         candidates, fusion = hybrid.candidates, hybrid.fusion

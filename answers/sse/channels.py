@@ -18,6 +18,7 @@ from django_eventstream.channelmanager import DefaultChannelManager
 
 from answers import selectors
 from answers.auth import AuthenticationFailed, challenge, request_user
+from answers.retrieval.access import NOTHING_WITHHELD, Redaction
 
 CHANNEL_PREFIX = "answer-"
 
@@ -46,6 +47,12 @@ def stream_access(*, answer_id: uuid.UUID, user: Any) -> selectors.Access:
     return selectors.answer_access(answer_id=answer_id, user=user)
 
 
+def stream_redaction(*, answer_id: uuid.UUID, user: Any) -> Redaction:
+    """What of the answer's sources `user` may no longer read (selectors.answer_redaction)."""
+    answer = selectors.answer_trail_get(answer_id=answer_id)
+    return NOTHING_WITHHELD if answer is None else selectors.answer_redaction(answer=answer, user=user)
+
+
 def stream_refusal(request: HttpRequest, answer_id: uuid.UUID | None) -> JsonResponse | None:
     """Why this request may not open the answer's stream, as its response, or None when it may.
 
@@ -68,9 +75,14 @@ def stream_refusal(request: HttpRequest, answer_id: uuid.UUID | None) -> JsonRes
 @dataclass(frozen=True)
 class Admitted:
     """A reader stream_access already let in to `channels`: django-eventstream's reads of the store
-    (the first, and each re-read after a gap) pass it as their user, so access is decided once."""
+    (the first, and each re-read after a gap) pass it as their user, so access is decided once.
+
+    `redaction`: the answer's sources this reader may no longer read; the stream shows them as
+    `{"number", "withheld": true}` in every event that carries references (stored or live).
+    """
 
     channels: frozenset[str]
+    redaction: Redaction = NOTHING_WITHHELD
 
 
 class AnswerChannelManager(DefaultChannelManager):  # type: ignore[misc]

@@ -24,9 +24,11 @@ what holding thousands of streams in one process needs:
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError, get_events
@@ -35,9 +37,11 @@ from django_eventstream.views import Listener, get_listener_manager
 
 from answers import db, metrics
 from answers.conf import conf
+from answers.retrieval.access import Redaction, redact_event
 from answers.sse.channels import Admitted
 
 KEEPALIVE_SECONDS = 20.0
+REDACTED_EVENTS = frozenset({"references", "cite", "done"})  # the events that carry references
 # The first chunk is padded so that proxies and old browsers start delivering at once.
 OPENING = ":" + " " * 2048 + "\n\nevent: stream-open\ndata:\n\n"
 
@@ -92,7 +96,7 @@ async def stream(
                 return
             first = None
             last_ids = {channel: int(last) for channel, last in response.channel_last_ids.items()}
-            body, opening = opening + _encode_stored(response, last_ids), ""
+            body, opening = opening + _encode_stored(response, last_ids, reader.redaction), ""
             more = bool(response.channel_more)
             # The parsed read is not kept while the stream waits: thousands of idle streams
             # would each hold it (objects the process's full garbage collections walk).
@@ -114,7 +118,7 @@ async def stream(
                     listener.overflow = False
             if raced:
                 continue
-            async for chunk in _live(listener, last_ids):
+            async for chunk in _live(listener, last_ids, reader.redaction):
                 yield chunk
             if listener.error:
                 return
@@ -124,7 +128,14 @@ async def stream(
         unlisten(listener)
 
 
-def _encode_stored(response: EventResponse, last_ids: dict[str, int]) -> str:
+def _visible(event_type: str, data: Any, redaction: Redaction) -> Any:
+    """The event's payload (stored as JSON text) with the sources this reader may no longer read withheld."""
+    if not redaction or not isinstance(data, str) or event_type not in REDACTED_EVENTS:
+        return data
+    return json.dumps(redact_event(event_type, json.loads(data), redaction), cls=DjangoJSONEncoder)
+
+
+def _encode_stored(response: EventResponse, last_ids: dict[str, int], redaction: Redaction) -> str:
     """A read of the store as SSE text (`last_ids` moved past each event), a `stream-reset` first if due."""
     body = ""
     if response.channel_reset:
@@ -137,11 +148,13 @@ def _encode_stored(response: EventResponse, last_ids: dict[str, int]) -> str:
     for channel, items in response.channel_items.items():
         for item in items:
             last_ids[channel] = int(item.id)
-            body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+            body += sse_encode_event(
+                item.type, _visible(item.type, item.data, redaction), event_id=make_id(last_ids)
+            )
     return body
 
 
-async def _live(listener: Listener, last_ids: dict[str, int]) -> AsyncIterator[str]:
+async def _live(listener: Listener, last_ids: dict[str, int], redaction: Redaction) -> AsyncIterator[str]:
     """Live events until the store must be read again (a gap, an overflow) or the stream is closed."""
     manager = get_listener_manager()
     while True:
@@ -169,7 +182,9 @@ async def _live(listener: Listener, last_ids: dict[str, int]) -> AsyncIterator[s
                     overflow = True  # a gap: the store has what this process did not see live
                     break
                 last_ids[channel] = eid
-                body += sse_encode_event(item.type, item.data, event_id=make_id(last_ids))
+                body += sse_encode_event(
+                    item.type, _visible(item.type, item.data, redaction), event_id=make_id(last_ids)
+                )
         if error:
             body += sse_encode_error(error["condition"], error["text"], extra=error.get("extra"))
         if body:

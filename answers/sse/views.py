@@ -20,7 +20,7 @@ from django_eventstream.utils import add_default_headers, sse_error_response
 from django_eventstream.views import events as eventstream_events
 
 from answers.sse import replay, stream
-from answers.sse.channels import Admitted, channel_for, stream_refusal
+from answers.sse.channels import Admitted, channel_for, stream_redaction, stream_refusal
 
 
 async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
@@ -90,7 +90,7 @@ def _open_stream(
     except EventRequest.Error as exc:
         error: HttpResponseBase = sse_error_response("bad-request", f"Invalid request: {exc}.")
         return error
-    reader = Admitted(frozenset(channels))
+    reader = Admitted(frozenset(channels), stream_redaction(answer_id=answer_id, user=request.user))
     try:
         first = replay.first_read(event_request, reader, answer_id)
     except EventPermissionError:

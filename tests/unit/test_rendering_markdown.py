@@ -92,8 +92,8 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
             r"^(MARKDOWN_IT_VERSION|DOMPURIFY_VERSION) := (\S+)$", (root / "Makefile").read_text(), re.M
         )
     )
-    vendored_md = (root / "static/vendor/markdown-it/markdown-it.min.js").read_text()[:200]
-    vendored_purify = (root / "static/vendor/dompurify/purify.min.js").read_text()[:200]
+    vendored_md = (root / "answers/static/vendor/markdown-it/markdown-it.min.js").read_text()[:200]
+    vendored_purify = (root / "answers/static/vendor/dompurify/purify.min.js").read_text()[:200]
     assert f"markdown-it {pins['MARKDOWN_IT_VERSION']} " in vendored_md
     assert f"DOMPurify {pins['DOMPURIFY_VERSION']} " in vendored_purify
     port = (Path(markdown_it.__file__).parent / "port.yaml").read_text()
@@ -101,7 +101,7 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
     assert ported is not None
     assert ported[1] == pins["MARKDOWN_IT_VERSION"]
     for folder in ("markdown-it", "dompurify"):
-        assert (root / "static/vendor" / folder / "LICENSE").exists()
+        assert (root / "answers/static/vendor" / folder / "LICENSE").exists()
 
 
 @pytest.mark.parametrize(

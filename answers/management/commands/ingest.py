@@ -13,6 +13,7 @@ from tqdm import tqdm
 from answers.conf import conf
 from answers.content.demo import demo_records
 from answers.content.ingest import IngestReport, embed_ingested, ingest_paths, ingest_records
+from answers.content.validation import InvalidDocument, parse_access
 from answers.models import Document
 from answers.retrieval.embeddings import BATCH_DEADLINE
 
@@ -32,6 +33,13 @@ class Command(BaseCommand):
             "--if-empty", action="store_true", help="With --demo: only when no document exists yet."
         )
         parser.add_argument(
+            "--access",
+            default=None,
+            help='Who may read the documents read from PATHs: "public" (default), "signed-in", "staff", '
+            "or group names separated by commas (members of any; staff always). A feed record's own "
+            '"access" field wins.',
+        )
+        parser.add_argument(
             "--embed-deadline",
             type=float,
             default=BATCH_DEADLINE,
@@ -43,6 +51,12 @@ class Command(BaseCommand):
         paths: list[str] = options["paths"]
         if not paths and not options["demo"]:
             raise CommandError("Give one or more paths, or --demo.")
+        access = None
+        if options["access"] is not None:
+            try:
+                access = parse_access(options["access"], command_line=True).value
+            except InvalidDocument as exc:
+                raise CommandError(f"--access {exc.message}") from exc
         report = IngestReport()
         if options["demo"]:
             if options["if_empty"] and Document.objects.exists():
@@ -50,7 +64,7 @@ class Command(BaseCommand):
             else:
                 ingest_records(demo_records(), report)
         if paths:
-            report = self._ingest_paths(paths, report)
+            report = self._ingest_paths(paths, report, access)
         for problem in report.warnings:
             self.stderr.write(f"warning: {problem.where}: {problem.reason}")
         for problem in report.failures:
@@ -88,7 +102,9 @@ class Command(BaseCommand):
         elif outcome.stored:
             self.stdout.write(f"Embedded {outcome.stored} chunks with {conf.EMBEDDING_MODEL}.")
 
-    def _ingest_paths(self, paths: list[str], before: IngestReport) -> IngestReport:
+    def _ingest_paths(
+        self, paths: list[str], before: IngestReport, access: str | list[str] | None
+    ) -> IngestReport:
         show = self._watched()
         bar: Any = None
 
@@ -102,7 +118,7 @@ class Command(BaseCommand):
                 bar.update(1)
 
         try:
-            report = ingest_paths(paths, on_file=on_file, on_total=on_total)
+            report = ingest_paths(paths, on_file=on_file, on_total=on_total, access=access)
         finally:
             if bar is not None:
                 bar.close()

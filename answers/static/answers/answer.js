@@ -147,6 +147,15 @@
       label.textContent = "[" + number + "]";
       li.append(label, " ");
     }
+    if (ref.withheld) {
+      // A source this reader may no longer read: its number only (docs/api.md, "Document access").
+      li.dataset.withheld = "";
+      const withheld = document.createElement("span");
+      withheld.className = "source-title source-withheld";
+      withheld.textContent = "This source is no longer available to you.";
+      li.append(withheld);
+      return li;
+    }
     const href = safeLink(ref.url);
     const title = document.createElement(href ? "a" : "span");
     title.className = "source-title";
