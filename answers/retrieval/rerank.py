@@ -86,10 +86,11 @@ def combine(parts: Mapping[str, float]) -> float:
     )
 
 
-def with_dense(lexical: float, dense: float) -> float:
-    """The dense similarity raises a score three quarters of the way towards it, never lowers it."""
+def with_dense(lexical: float, dense: float, weight: float | None = None) -> float:
+    """The dense similarity raises a score `weight` (DENSE_WEIGHT) of the way towards it, never lowers it."""
     similarity = min(1.0, max(0.0, dense))
-    return min(1.0, lexical + DENSE_WEIGHT * max(0.0, similarity - lexical))
+    share = DENSE_WEIGHT if weight is None else weight
+    return min(1.0, lexical + share * max(0.0, similarity - lexical))
 
 
 @dataclass(frozen=True)
