@@ -214,8 +214,10 @@ class _Recording:
         return self.inner.score(terms, passages, weights)
 
 
-def _dense_records(rows: list[dict[str, Any]], base_url: str) -> list[list[tuple[str, float, float | None]]]:
-    """Per question, every candidate of the hybrid retrieval: (document key, lexical score, dense)."""
+def _dense_records(
+    rows: list[dict[str, Any]], base_url: str
+) -> tuple[list[list[tuple[str, float, float | None]]] | None, str]:
+    """Per question, every hybrid candidate: (document key, lexical score, dense); or None and why not."""
     from django.test import override_settings
 
     from answers.models import Document
@@ -238,10 +240,11 @@ def _dense_records(rows: list[dict[str, Any]], base_url: str) -> list[list[tuple
         for row in rows:
             recording = _Recording()
             result = retrieve(row["question"], min_score=0.0, max_sources=10, reranker=recording)
-            if result.trace.get("dense", {}).get("status") != "used":
-                raise SystemExit(f"dense retrieval not used: {result.trace.get('dense')}")
+            status = result.trace.get("dense", {})
+            if status.get("status") != "used":  # e.g. PostgreSQL without pgvector
+                return None, f"dense retrieval not used ({status.get('reason') or status})"
             out.append([(keys[title], lx, dn) for title, lx, dn in recording.seen])
-    return out
+    return out, ""
 
 
 def _ranked_with(records: list[tuple[str, float, float | None]], weight: float) -> list[tuple[str, float]]:
@@ -284,10 +287,16 @@ def run_child(latency: bool) -> dict[str, Any]:
         out[scorer]["at_default"] = measure(rows, ranked, MIN_SCORE_DEFAULT)
         out[scorer]["ranking"] = measure(rows, ranked, 0.0)
     base_url = os.environ.get("BENCH_EMBED_URL")
+    records = None
     if base_url:
+        records, why_not = _dense_records(rows, base_url)
+    if base_url and records is None:
+        out["dense_skipped"] = why_not
+    elif base_url and records is not None:
         from answers.retrieval.rerank import DENSE_WEIGHT
 
-        records = _dense_records(rows, base_url)
+        if dump := os.environ.get("BENCH_DENSE_DUMP"):  # for trying other formulas on the same candidates
+            Path(f"{dump}.{connection.vendor}").write_text(json.dumps({"rows": rows, "records": records}))
         out["dense"] = {"model": EMBED_MODEL, "weight": DENSE_WEIGHT, "weights": []}
         for weight in DENSE_WEIGHTS:
             ranked = [_ranked_with(r, weight) for r in records]
@@ -433,7 +442,12 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
                 f"({r['latency']['new_p50'] / r['latency']['old_p50']:.2f}x)"
                 for r in lat
             )
-            + " (aim: < 50 ms).",
+            + " (aim: < 50 ms)."
+            + (
+                " Carried over from the last run that measured it."
+                if lat[0]["latency"].get("carried")
+                else ""
+            ),
         ]
     lines += _dense_markdown(results)
     for r in results:
@@ -445,6 +459,7 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
 
 def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
     dense = [r for r in results if "dense" in r]
+    skipped = [f"{r['db']}: {r['dense_skipped']}" for r in results if "dense_skipped" in r]
     if not dense:
         return [
             "",
@@ -459,7 +474,7 @@ def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
         "Hybrid retrieval (lexical and dense candidates fused), each document scored by its best chunk: "
         "score = lexical + w * max(0, dense - lexical), for each dense weight w (rerank.with_dense); "
         f"rerank.DENSE_WEIGHT is {first['weight']:.2f}. w = 0 is the lexical score over the hybrid "
-        "candidates.",
+        "candidates." + (f" Not measured on {'; '.join(skipped)}." if skipped else ""),
         "",
         "| database | dense weight | threshold | off-topic declined | precision of declines "
         "| on-topic right first | paraphrase top-5 | lowest threshold declining 90 % |",
@@ -515,6 +530,12 @@ def main() -> None:
     dbs = ["sqlite", "postgres"] if args.db == "both" else [args.db]
     with _embeddings_server() as embed_url:
         results = [_child(db, not args.no_latency, embed_url) for db in dbs]
+    if args.no_latency and FIGURES.exists():
+        # A run without latency keeps the last measured p50s, marked as such in the results.
+        before = json.loads(FIGURES.read_text())
+        for r in results:
+            if "latency" in before.get(r["db"], {}):
+                r["latency"] = {**before[r["db"]]["latency"], "carried": True}
     command = "bench/bench_relevance.py " + " ".join(sys.argv[1:])
     text = _markdown(results, command.strip())
     print(text)
