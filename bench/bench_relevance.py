@@ -40,10 +40,9 @@ requirements-dev.txt, see that script). Every demo chunk is embedded, each
 question retrieved with embeddings on, and each candidate's rarity-weighted
 lexical score and dense similarity recorded; the documents' order and scores are
 then recomputed for each dense weight of DENSE_WEIGHTS (rerank.with_dense with
-that weight), which is how rerank.DENSE_WEIGHT was chosen: the weight with the
-best paraphrase top-5 at the default threshold that keeps the off-topic and
-on-topic aims. Without EMBED_PYTHON (or when the server does not start) the
-section is skipped and the results say so. The tests' stub embeddings server
+that weight): the table rerank.DENSE_WEIGHT's docstring quotes. Without
+EMBED_PYTHON (or when the server does not start, or PostgreSQL has no pgvector)
+the section is skipped and the results say so. The tests' stub embeddings server
 is not used: its hand-made synonyms say nothing about a model's quality.
 """
 
