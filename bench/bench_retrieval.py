@@ -43,8 +43,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))
 
 from corpus import CHUNKS_PER_DOCUMENT, WORDS_PER_CHUNK, Corpus, analyze, insert  # noqa: E402
+
+from answers.conf import MIN_SCORE_DEFAULT  # noqa: E402 - after the path is set
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_retrieval.md"
 ROWS = Path(__file__).resolve().parent / "RESULTS_retrieval.json"
@@ -118,7 +121,7 @@ def _time_queries(questions: list[str]) -> dict[str, float]:
     from answers.retrieval.pipeline import retrieve
 
     for question in questions[:10]:  # warm caches
-        retrieve(question, min_score=0.1, max_sources=5)
+        retrieve(question, min_score=MIN_SCORE_DEFAULT, max_sources=5)
         _bare_query(question)
     bare: list[float] = []
     total: list[float] = []
@@ -130,7 +133,7 @@ def _time_queries(questions: list[str]) -> dict[str, float]:
         _bare_query(question)
         bare.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        result = retrieve(question, min_score=0.1, max_sources=5)
+        result = retrieve(question, min_score=MIN_SCORE_DEFAULT, max_sources=5)
         total.append((time.perf_counter() - started) * 1000)
         search.append(float(result.trace["timings_ms"]["search"]))
         candidates.append(int(result.trace["candidates"]))
@@ -247,7 +250,8 @@ def _markdown(results: list[dict[str, Any]], rows: list[dict[str, Any]], command
         "",
         f"`{command}` (`make bench`: 1k/10k; `make bench-full`: 100k on both and 1M on SQLite), "
         f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {load[0]:.2f}/{load[1]:.2f} "
-        "at the end. One `retrieve()` call = search + rerank (50 candidates) + threshold + cap; "
+        "at the end. One `retrieve()` call = search + rerank (50 candidates) + threshold + cap, at the "
+        f"default threshold (ANSWERS_MIN_SCORE {MIN_SCORE_DEFAULT:.2f}); "
         f"{QUERIES} generated questions (2-4 words of mixed frequency, half with a weak keyword) over a "
         f"synthetic Zipf corpus of ~{WORDS_PER_CHUNK}-word chunks (bench/corpus.py). Baseline, timed in "
         "turns with it: the backend's bare top-10 full-text query (terms OR-ed, engine rank, no pipeline). "

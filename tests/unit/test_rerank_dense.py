@@ -59,3 +59,13 @@ def test_hybrid_score_is_the_lexical_one_raised_towards_the_similarity(dense: fl
 
 def test_a_meaning_only_passage_passes_the_default_threshold_and_an_unrelated_one_does_not() -> None:
     assert with_dense(0.0, 0.6) >= MIN_SCORE_DEFAULT > with_dense(0.0, 0.3)
+
+
+@given(st.floats(0, 1), st.floats(-1, 1))
+def test_the_benchmarks_weight_sweep_spans_lexical_alone_to_the_best_of_both(
+    lexical: float, dense: float
+) -> None:
+    # bench_relevance sweeps the weight from 0 (the lexical score) to 1 (the larger of the two).
+    assert with_dense(lexical, dense, 0.0) == pytest.approx(lexical)
+    assert with_dense(lexical, dense, 1.0) == pytest.approx(max(lexical, min(1.0, max(0.0, dense))))
+    assert with_dense(lexical, dense) == pytest.approx(with_dense(lexical, dense, DENSE_WEIGHT))
