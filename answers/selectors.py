@@ -222,6 +222,8 @@ def same_passages(references: list[dict[str, Any]]) -> dict[int, int]:
     first: dict[str, int] = {}
     same: dict[int, int] = {}
     for ref in references:
+        if ref.get("withheld"):
+            continue  # a source this reader may no longer read shows nothing to compare
         text = readable(ref["excerpt"])[0]
         if not text:
             continue

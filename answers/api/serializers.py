@@ -7,11 +7,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from answers.api.schema import SOME_TEXT
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
-from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
+from answers.questions import NO_VISIBLE_CHARACTER, VISIBLE, has_visible_character
 from answers.retrieval.access import NOTHING_WITHHELD, Redaction
 from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
@@ -51,8 +50,8 @@ class StrictIntegerField(serializers.IntegerField):
         "type": "string",
         "minLength": 1,
         "maxLength": conf.MAX_QUESTION_LENGTH,
-        # Something besides whitespace (trimmed away), and no NUL (no database stores it).
-        "pattern": rf"^[^\x00]*{SOME_TEXT}[^\x00]*$",
+        # A visible character (answers/questions.py), and no NUL (no database stores it).
+        "pattern": rf"^[^\x00]*{VISIBLE}[^\x00]*$",
         # What the API docs' "Try it out" fills in (without it, a string generated from the pattern).
         "example": "How does the with statement work?",
     }

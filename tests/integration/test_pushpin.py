@@ -438,8 +438,9 @@ async def test_idle_streams_held_by_pushpin_cost_django_no_thread_or_connection_
     )
     # daphne had already answered every request Pushpin made while all the streams stayed open...
     assert answered_while_open >= IDLE_STREAMS, measured
-    # ...so it holds no thread for them, and no connection each.
-    assert threads - before[0] <= 4, measured
+    # ...so it holds no thread for them, and no connection each. (The requests' shared pool,
+    # answers/handler.py, keeps up to its 16 threads once that many requests came at once.)
+    assert threads - before[0] <= 4 + 16, measured
     assert sockets - before[1] <= wave + 10, measured
     # The measure does see streams daphne serves itself: a connection each.
     assert with_direct[1] - sockets >= direct_streams, measured
