@@ -110,6 +110,29 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
         )
     errors += _check_support()
+    errors += _check_conversations()
+    return errors
+
+
+def _check_conversations() -> list[CheckMessage]:
+    """Conversations (answers/conversations/): ids E045-E046."""
+    errors: list[CheckMessage] = []
+    if conf.CONVERSATION_TURNS < 1:
+        errors.append(
+            Error(
+                "ANSWERS_CONVERSATION_TURNS must be 1 or more (1: no follow-ups).",
+                hint="The default, 20, lets a conversation hold 20 answers.",
+                id="answers.E045",
+            )
+        )
+    if conf.CONVERSATION_HISTORY_CHARS < 0:
+        errors.append(
+            Error(
+                "ANSWERS_CONVERSATION_HISTORY_CHARS must be 0 or more (0: follow-ups carry no history).",
+                hint="The default, 6000, keeps about the last few turns of a conversation in the prompt.",
+                id="answers.E046",
+            )
+        )
     return errors
 
 
