@@ -200,13 +200,13 @@ class Answer(models.Model):
         null=True,
         blank=True,
         editable=False,
-        help_text="How the standalone question was made: {method, ms, fallback, prompt_version}; null on a first turn.",
+        help_text="How the standalone question was made (method, ms, fallback); null on a first turn.",
     )
     history = models.JSONField(
         null=True,
         blank=True,
         editable=False,
-        help_text="The earlier turns the prompt carried and those cut for the budget: {sent, cut, chars, budget}.",
+        help_text="The earlier turns the prompt carried and those cut to fit the budget.",
     )
 
     class Meta:
