@@ -8,12 +8,13 @@ from collections.abc import Collection, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from answers import metrics, selectors
 from answers.citations.trail import compute_trail
 from answers.conf import conf
+from answers.conversations.services import TurnInFlight, TurnPlan, turn_claim
 from answers.models import Answer, AnswerSource
 from answers.providers.base import ErrorKind, Provider
 from answers.providers.prompt import Prompt
@@ -59,11 +60,63 @@ def answer_create(
     max_sources: int,
     retrieval_ms: float,
     idempotency: Idempotency | None = None,
+    plan: TurnPlan | None = None,
 ) -> Answer:
-    """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction."""
+    """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction.
+
+    `plan`: the turn it is (answers.conversations.services): its conversation is created (a first
+    turn) or locked and checked again (a follow-up, TurnInFlight or TurnLimitReached) here.
+    """
+    plan = plan or TurnPlan()
+    try:
+        return _answer_create(
+            question=question,
+            asker_id=asker_id,
+            delivery=delivery,
+            provider=provider,
+            prompt=prompt,
+            retrieval=retrieval,
+            min_score=min_score,
+            max_sources=max_sources,
+            retrieval_ms=retrieval_ms,
+            idempotency=idempotency,
+            plan=plan,
+        )
+    except IntegrityError:
+        if not plan.follow_up or (
+            idempotency is not None
+            and Answer.objects.filter(
+                idempotency_scope=idempotency.scope, idempotency_key=idempotency.key
+            ).exists()
+        ):
+            raise  # the idempotency key's: ask_once replays the first attempt
+        # Another follow-up took this turn number first (answer_conversation_turn_unique).
+        raise TurnInFlight from None
+
+
+def _answer_create(
+    *,
+    question: str,
+    asker_id: int | None,
+    delivery: str,
+    provider: Provider,
+    prompt: Prompt,
+    retrieval: Retrieval,
+    min_score: float,
+    max_sources: int,
+    retrieval_ms: float,
+    idempotency: Idempotency | None,
+    plan: TurnPlan,
+) -> Answer:
     now = timezone.now()
     with transaction.atomic():
+        conversation_id, turn = turn_claim(plan, asker_id=asker_id)
         answer = Answer.objects.create(
+            conversation_id=conversation_id,
+            turn=turn,
+            standalone_question=plan.standalone_question,
+            rewrite=plan.rewrite,
+            history=plan.history.record() if plan.history is not None else None,
             question=question,
             asker_id=asker_id,
             delivery=delivery,

@@ -152,7 +152,7 @@ class AnthropicProvider(StreamingProvider):
             ],
             stream=False,
         )
-        return "".join(block.text for block in reply.content if getattr(block, "type", None) == "text")
+        return "".join(block.text for block in reply.content if isinstance(block, anthropic.types.TextBlock))
 
 
 def _system(prompt: Prompt) -> str:
