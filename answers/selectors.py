@@ -148,7 +148,8 @@ def source_passages(answer: Answer) -> dict[int, list[tuple[int, int]]]:
 
 def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
-    plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
+    plus `html`: the final text rendered and sanitized by the server, markers linked to their source
+    (`#source-N`, or in a conversation's turn T > 1 `#turn-T-source-N`: rendering.source_anchor).
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
     `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
     """
@@ -160,7 +161,10 @@ def answer_done_payload(*, answer: Answer) -> dict[str, Any]:
         "truncated": answer.truncated,
         "quotes": answer_quotes(answer),
         "html": render_answer_html(
-            answer.final_text, reference_count=len(references), markers=final_markers(answer.markers) or None
+            answer.final_text,
+            reference_count=len(references),
+            markers=final_markers(answer.markers) or None,
+            turn=answer.turn,
         ),
     }
 
