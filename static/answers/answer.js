@@ -10,6 +10,11 @@
 // in their final numbers (each announced by a `cite` event before its number shows), and,
 // apart and unnumbered, the retrieved sources not cited yet. At `done` the finalized pair
 // replaces them; a number once shown never changes (API.md, SSE events).
+//
+// In a conversation the page is a thread (API.md page hooks, data-turn): each turn its own
+// answer block, its ids and source anchors unique to the turn (turn T > 1: `turn-T-source-N`,
+// answers/rendering.py source_anchor). The first answer moves the address to the conversation's
+// permalink (history API); a follow-up adds a turn built from the thread's data-turn-template.
 (function () {
   "use strict";
 
@@ -64,8 +69,17 @@
     }
   }
 
+  function anchorOf(number, turn) {
+    if (window.AnswerMarkdown && window.AnswerMarkdown.sourceAnchor) {
+      return window.AnswerMarkdown.sourceAnchor(number, turn);
+    }
+    return turn > 1 ? "turn-" + turn + "-source-" + number : "source-" + number;
+  }
+
   function AnswerView(container) {
     this.container = container;
+    this.turnElement = container.closest("[data-turn]");
+    this.turn = (this.turnElement && Number(this.turnElement.dataset.turn)) || 1;
     this.text = container.querySelector("[data-answer-text]");
     this.sources = container.querySelector("[data-answer-sources]");
     this.retrieved = container.querySelector("[data-answer-retrieved]");
@@ -95,6 +109,9 @@
     this.cancelRender();
     removeFeedback(this.container); // reader feedback (section below)
     this.container.hidden = false;
+    if (this.turnElement) {
+      this.turnElement.hidden = false;
+    }
     this.text.replaceChildren();
     this.sources.replaceChildren();
     this.setRetrieved([]);
@@ -113,10 +130,10 @@
 
   // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` (at `done`)
   // are the passages of its excerpt to mark (static/answers/excerpts.js).
-  function sourceItem(ref, number, quotes) {
+  function sourceItem(ref, number, quotes, turn) {
     const li = document.createElement("li");
     if (number !== null) {
-      li.id = "source-" + number;
+      li.id = anchorOf(number, turn || 1);
       li.value = number;
       li.dataset.number = String(number);
       const label = document.createElement("span");
@@ -148,7 +165,7 @@
     for (const ref of Array.isArray(references) ? references : []) {
       const number = numberOf(ref);
       if (number !== null) {
-        items.push(sourceItem(ref, number, quotes && quotes[String(number)]));
+        items.push(sourceItem(ref, number, quotes && quotes[String(number)], this.turn));
       }
     }
     this.sources.replaceChildren(...items);
@@ -192,7 +209,7 @@
       this.retrievedItems.delete(Number(data.original));
     }
     this.retrievedBlock.hidden = this.retrievedItems.size === 0;
-    this.sources.append(sourceItem(data.reference, number));
+    this.sources.append(sourceItem(data.reference, number, null, this.turn));
   };
 
   AnswerView.prototype.appendDisplay = function (display) {
@@ -224,7 +241,7 @@
   AnswerView.prototype.renderDisplay = function () {
     this.renderedAt = performance.now();
     if (window.AnswerMarkdown) {
-      showHtml(this.text, window.AnswerMarkdown.render(this.display, this.cited));
+      showHtml(this.text, window.AnswerMarkdown.render(this.display, this.cited, this.turn));
     } else {
       this.text.textContent = this.display; // the renderer's script did not load: the text as it is
     }
@@ -357,27 +374,27 @@
     return button;
   }
 
-  function feedbackBlock() {
-    // The markup of templates/answers/_feedback.html.
+  function feedbackBlock(prefix) {
+    // The markup of templates/answers/_feedback.html (`prefix`: its turn's, so ids stay unique in a thread).
     const block = document.createElement("div");
     block.className = "answer-feedback";
     block.dataset.answerFeedback = "";
     block.setAttribute("role", "group");
-    block.setAttribute("aria-labelledby", "feedback-question");
+    block.setAttribute("aria-labelledby", prefix + "feedback-question");
     const question = document.createElement("p");
     question.className = "feedback-question";
-    question.id = "feedback-question";
+    question.id = prefix + "feedback-question";
     question.textContent = "Was this answer helpful?";
     const verdicts = document.createElement("div");
     verdicts.className = "feedback-verdicts";
     verdicts.append(feedbackButton("helpful", "Helpful"), " ", feedbackButton("unhelpful", "Not helpful"));
     const label = document.createElement("label");
     label.className = "feedback-comment-label";
-    label.htmlFor = "feedback-comment";
+    label.htmlFor = prefix + "feedback-comment";
     label.textContent = "Anything to add? (optional, sent with your choice)";
     const comment = document.createElement("textarea");
     comment.className = "feedback-comment";
-    comment.id = "feedback-comment";
+    comment.id = prefix + "feedback-comment";
     comment.dataset.feedbackComment = "";
     comment.rows = 2;
     comment.maxLength = 1000;
@@ -419,7 +436,9 @@
         li.append(flagButton(number));
       }
     }
-    const block = feedbackBlock();
+    const turn = container.closest("[data-turn]");
+    const turnNumber = turn ? Number(turn.dataset.turn) || 1 : 1;
+    const block = feedbackBlock(turnNumber > 1 ? "turn-" + turnNumber + "-" : "");
     for (const button of block.querySelectorAll("[data-verdict]")) {
       button.hidden = sent.has(button.dataset.verdict);
     }
@@ -565,26 +584,62 @@
     return "The question could not be sent (" + status + "). Please try again.";
   }
 
+  // --- The thread: turns, the conversation's address ----------------------------------------
+
+  const ID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+
+  function renumberTurn(element, turn) {
+    // A turn cloned from the template (or predicted wrongly) takes its number: its ids, the labels
+    // pointing at them, and its anchor.
+    const prefix = turn > 1 ? "turn-" + turn + "-" : "";
+    element.dataset.turn = String(turn);
+    for (const node of [element, ...element.querySelectorAll("[id], [for], [aria-labelledby]")]) {
+      for (const name of ["id", "for", "aria-labelledby"]) {
+        const value = node === element && name === "id" ? null : node.getAttribute(name);
+        const match = value && /^turn-\d+-/.exec(value);
+        if (match) {
+          node.setAttribute(name, prefix + value.slice(match[0].length));
+        }
+      }
+    }
+    element.id = "turn-" + turn;
+    const label = element.querySelector(".question-label");
+    if (label) {
+      label.textContent = turn > 1 ? "Question " + turn : "Question";
+    }
+  }
+
   function setUp() {
-    const container = document.querySelector("[data-answer]");
-    if (!container) {
+    const thread = document.querySelector("[data-thread]");
+    const template = document.querySelector("template[data-turn-template]");
+    const views = [];
+    for (const container of document.querySelectorAll("[data-answer]")) {
+      const view = new AnswerView(container);
+      setUpFeedback(container); // reader feedback (section below)
+      // A permalink opened while its answer is still being written joins the stream (replayed from the start).
+      if (container.dataset.eventsUrl) {
+        view.text.replaceChildren();
+        view.follow(container.dataset.eventsUrl);
+      }
+      views.push(view);
+    }
+    if (views.length === 0) {
       return;
     }
-    const view = new AnswerView(container);
+    // Back and forward between the first screen and a conversation: the address decides what shows.
+    window.addEventListener("popstate", function () {
+      window.location.reload();
+    });
     const form = document.querySelector("[data-ask-form]");
-    setUpFeedback(container); // reader feedback (section below)
-
-    // A permalink opened while its answer is still being written joins the stream (replayed from the start).
-    if (container.dataset.eventsUrl) {
-      view.text.replaceChildren();
-      view.follow(container.dataset.eventsUrl);
-    }
     if (!form) {
       return;
     }
     const field = form.elements.namedItem("question");
     const button = form.querySelector("[data-ask-submit]");
     const formError = form.querySelector("[data-ask-error]");
+    const conversationField = form.querySelector("[data-ask-conversation]");
+    const label = form.querySelector("[data-ask-label]");
+    const followUp = document.querySelector("[data-follow-up]");
     const question = document.querySelector("[data-question]");
 
     function showFormError(message) {
@@ -592,6 +647,71 @@
       formError.hidden = false;
       field.setAttribute("aria-invalid", "true");
       field.focus();
+    }
+
+    function conversationId() {
+      return thread && conversationField ? conversationField.value : "";
+    }
+
+    function lastTurn() {
+      let last = 0;
+      for (const element of thread.querySelectorAll(":scope > [data-turn]")) {
+        last = Math.max(last, Number(element.dataset.turn) || 0);
+      }
+      return last;
+    }
+
+    // The view the next question is shown in: on a single answer's page its block, on the ask page
+    // the thread's first (hidden) turn, in a conversation a new turn from the template.
+    function nextView() {
+      if (!thread || !template) {
+        return { view: views[views.length - 1], added: false };
+      }
+      if (!conversationId()) {
+        const first = views.find(function (view) { return thread.contains(view.container); });
+        return { view: first || views[views.length - 1], added: false };
+      }
+      const element = template.content.firstElementChild.cloneNode(true);
+      renumberTurn(element, lastTurn() + 1);
+      thread.append(element);
+      const container = element.querySelector("[data-answer]");
+      setUpFeedback(container);
+      const view = new AnswerView(container);
+      views.push(view);
+      return { view: view, added: true };
+    }
+
+    function setQuestion(view, text) {
+      const own = view.turnElement && view.turnElement.querySelector("[data-turn-question]");
+      if (own) {
+        own.textContent = text;
+      } else if (question) {
+        question.textContent = text;
+      }
+    }
+
+    // The answer exists: the address becomes its conversation's permalink (a reload shows the
+    // thread), the form asks follow-ups under the last answer, and "Ask another" leads back.
+    function enterConversation(id) {
+      const url = form.dataset.conversationUrl.replace(ID_PLACEHOLDER, encodeURIComponent(String(id)));
+      if (window.location.pathname !== url) {
+        window.history.pushState({ conversation: String(id) }, "", url);
+      }
+      if (!thread || !conversationField) {
+        return;
+      }
+      conversationField.value = String(id);
+      thread.dataset.conversationId = String(id);
+      if (label) {
+        label.textContent = "Ask a follow-up";
+      }
+      if (followUp && followUp.previousElementSibling !== thread) {
+        thread.after(followUp);
+      }
+      const another = document.querySelector("[data-ask-another-block]");
+      if (another) {
+        another.hidden = false;
+      }
     }
 
     // Enter asks, as in a search box; Shift+Enter still starts a new line.
@@ -613,9 +733,24 @@
       formError.textContent = "";
       field.removeAttribute("aria-invalid");
       button.disabled = true;
+      const conversation = conversationId();
+      const next = nextView();
+      const view = next.view;
       view.reset();
-      if (question) {
-        question.textContent = text;
+      setQuestion(view, text);
+      function withdraw(message) {
+        // A question refused as such (400, or a follow-up this conversation cannot take): no turn.
+        view.close();
+        if (next.added) {
+          view.turnElement.remove();
+          views.splice(views.indexOf(view), 1);
+        } else {
+          view.container.hidden = true;
+          if (view.turnElement) {
+            view.turnElement.hidden = true;
+          }
+        }
+        showFormError(message);
       }
       try {
         const response = await fetch(form.dataset.apiUrl, {
@@ -626,7 +761,7 @@
             Accept: "application/json",
             "X-CSRFToken": csrfToken(form),
           },
-          body: JSON.stringify({ question: text, stream: true }),
+          body: JSON.stringify({ question: text, stream: true, conversation: conversation || null }),
         });
         let body = null;
         try {
@@ -636,21 +771,27 @@
         }
         if (response.status !== 202 || !body || !body.events_url) {
           const message = errorMessage(response.status, body);
-          if (response.status === 400) {
-            view.close();
-            view.container.hidden = true;
-            showFormError(message);
+          if ([400, 403, 404, 409].includes(response.status)) {
+            withdraw(message);
           } else {
             view.fail(message);
           }
           return;
         }
-        const permalink = form.dataset.permalinkUrl.replace(
-          "00000000-0000-0000-0000-000000000000",
-          encodeURIComponent(String(body.id)),
-        );
+        const permalink = form.dataset.permalinkUrl.replace(ID_PLACEHOLDER, encodeURIComponent(String(body.id)));
         view.container.dataset.answerId = String(body.id);
+        const turn = Number(body.turn);
+        if (view.turnElement && Number.isInteger(turn) && turn >= 1 && turn !== view.turn) {
+          renumberTurn(view.turnElement, turn);
+          view.turn = turn;
+        }
         view.showPermalink(permalink);
+        if (body.conversation) {
+          enterConversation(body.conversation);
+        }
+        if (conversation) {
+          field.value = ""; // the follow-up box is ready for the next one
+        }
         view.follow(body.events_url);
       } catch (error) {
         view.fail("The server could not be reached. Please try again.");
