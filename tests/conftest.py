@@ -19,6 +19,7 @@ pytest_plugins = [
     "tests.fixtures.pushpin",
     "tests.fixtures.embeddings_server",
     "tests.fixtures.pgvector",
+    "tests.fixtures.conversations",
 ]
 
 # Property tests must be repeatable on CI: same examples every run.
