@@ -66,6 +66,8 @@ class Asker:
     user_id: int | None = None
     staff: bool = False
     session_key: str = ""
+    # The command line (`ask --conversation ID`): whoever runs it speaks for the conversation's owner.
+    operator: bool = False
 
     @classmethod
     def of(cls, user: Any, session_key: str | None = None) -> Asker:
@@ -79,9 +81,16 @@ class Asker:
     def may_read(self, conversation: Conversation) -> bool:
         """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff."""
         owner = conversation.asker_id
-        return owner is None or self.staff or (self.user_id is not None and self.user_id == owner)
+        return (
+            owner is None
+            or self.staff
+            or self.operator
+            or (self.user_id is not None and self.user_id == owner)
+        )
 
     def owns(self, conversation: Conversation) -> bool:
+        if self.operator:
+            return True
         if conversation.asker_id is not None:
             return self.user_id == conversation.asker_id
         return (

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from answers.models import Answer, Conversation
@@ -28,8 +29,8 @@ from tests.fixtures.live_server import LiveServer, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import client_for, read_stream
 
-# The document each turn is about: retrieval on its standalone question must find it.
-NAMED = (NONLOCAL, NONLOCAL, GLOBAL)
+# The documents each turn's standalone question names: retrieval must rank one of them first and find all.
+NAMED = ({NONLOCAL}, {NONLOCAL, GLOBAL}, {GLOBAL})
 
 
 def _ask(client: Client, question: str, conversation: str | None = None, **extra: Any) -> Any:
@@ -69,8 +70,9 @@ def _check_stored(bodies: list[dict[str, Any]], *, method: str = "model") -> Non
     assert all(a.rewrite["fallback"] is None for a in answers[1:])  # type: ignore[index]
     # Retrieval ran on the standalone question and found the document it names, first.
     for answer, named in zip(answers, NAMED, strict=True):
-        retrieved = sorted(answer.sources.all(), key=lambda s: s.original_number)
-        assert retrieved[0].title == named, [s.title for s in retrieved]
+        retrieved = [s.title for s in sorted(answer.sources.all(), key=lambda s: s.original_number)]
+        assert retrieved[0] in named, retrieved
+        assert named <= set(retrieved), retrieved
     assert [a.history["sent"] for a in answers[1:]] == [[1], [1, 2]]  # type: ignore[index]
 
 
@@ -354,3 +356,22 @@ async def test_sse_continue_rules_for_signed_in_and_anonymous(
         follow = {"question": "And it?", "stream": True, "conversation": accepted["conversation"]}
         assert (await other.post("/api/answers/", json=follow)).status_code == 403
         assert (await anonymous.post("/api/answers/", json=follow)).status_code == 202
+
+
+@pytest.mark.django_db
+def test_the_ask_command_continues_a_conversation(
+    capsys, scope_documents, openai_settings, stub_openai: StubOpenAIServer
+) -> None:
+    stub_openai.enqueue(*openai_script(TURNS[:2]))
+    call_command("ask", TURNS[0].question)
+    first = Answer.objects.get()
+    assert f"Conversation: {first.conversation_id} (turn 1)" in capsys.readouterr().out
+
+    call_command("ask", TURNS[1].question, "--conversation", str(first.conversation_id))
+
+    out = capsys.readouterr().out
+    assert final_text(TURNS[1]) in out
+    assert "(turn 2)" in out
+    assert f"Standalone question: {TURNS[1].rewrite}" in out
+    with pytest.raises(CommandError, match="No conversation has the id"):
+        call_command("ask", "And then?", "--conversation", str(uuid.uuid4()))
