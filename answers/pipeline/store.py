@@ -134,6 +134,7 @@ def _answer_create(
         )
         AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     metrics.stage_times({"retrieval": retrieval_ms})
+    metrics.turn_started(answer)
     return answer
 
 

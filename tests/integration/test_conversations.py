@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
+from prometheus_client.parser import text_string_to_metric_families
 
 from answers.models import Answer, Conversation
 from tests.fixtures.anthropic_stub import StubAnthropicServer, anthropic_env
@@ -375,3 +376,31 @@ def test_the_ask_command_continues_a_conversation(
     assert f"Standalone question: {TURNS[1].rewrite}" in out
     with pytest.raises(CommandError, match="No conversation has the id"):
         call_command("ask", "And then?", "--conversation", str(uuid.uuid4()))
+
+
+def _turns_counted(client: Client) -> dict[tuple[str, str], float]:
+    scraped = client.get("/metrics", HTTP_AUTHORIZATION="Bearer metrics-token").content.decode()
+    counted: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(scraped):
+        for sample in family.samples:
+            if sample.name == "answers_conversation_turns_total":
+                counted[(sample.labels["kind"], sample.labels["rewrite"])] = sample.value
+    return counted
+
+
+@pytest.mark.django_db
+def test_metrics_count_first_turns_and_follow_ups_by_rewrite(
+    client, scope_documents, openai_settings, stub_openai: StubOpenAIServer
+) -> None:
+    openai_settings.ANSWERS_METRICS_TOKEN = "metrics-token"
+    before = _turns_counted(client)
+    stub_openai.enqueue(*openai_script(), Reply(status=400), Reply(pieces=["Again [1]."]))
+    bodies = _three_turns_json(client)
+    assert _ask(client, "And the first one?", bodies[0]["conversation"]).status_code == 201
+
+    after = _turns_counted(client)
+
+    def added(kind: str, rewrite: str) -> float:
+        return after.get((kind, rewrite), 0.0) - before.get((kind, rewrite), 0.0)
+
+    assert (added("first", "none"), added("follow_up", "model"), added("follow_up", "fallback")) == (1, 2, 1)
