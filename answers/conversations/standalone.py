@@ -57,7 +57,7 @@ _CONVERSATIONAL = frozenset(
     [
         "and", "also", "else", "about", "more", "different", "difference", "differ", "compare",
         "compared", "example", "examples", "mean", "means", "meant", "instead", "why", "how", "what",
-        "ok", "okay", "thanks", "so", "use", "used", "using",
+        "ok", "okay", "thanks", "so", "use", "used", "using", "show", "give", "again", "then",
     ]
 )  # fmt: skip
 

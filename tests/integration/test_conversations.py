@@ -404,3 +404,27 @@ def test_metrics_count_first_turns_and_follow_ups_by_rewrite(
         return after.get((kind, rewrite), 0.0) - before.get((kind, rewrite), 0.0)
 
     assert (added("first", "none"), added("follow_up", "model"), added("follow_up", "fallback")) == (1, 2, 1)
+
+
+@pytest.mark.django_db
+def test_a_hostile_follow_up_and_answer_are_escaped_on_the_thread(
+    client, scope_documents, openai_settings, stub_openai: StubOpenAIServer
+) -> None:
+    hostile = '<img src=x onerror="window.__pwned=1"> and it?'
+    stub_openai.enqueue(
+        Reply(pieces=["Nonlocal binds [1]."]),
+        Reply(pieces=["<script>window.__pwned=1</script> nonlocal"]),
+        Reply(pieces=['<script>window.__pwned=1</script> It binds [1] <a href="javascript:x">here</a>.']),
+    )
+    client.post("/ask/", {"question": TURNS[0].question})
+    conversation = Conversation.objects.get()
+    client.post("/ask/", {"question": hostile, "conversation": str(conversation.id)})
+
+    page = client.get(f"/conversations/{conversation.id}/").content.decode()
+
+    assert "&lt;img src=x onerror=" in page
+    assert "<img src=x" not in page
+    assert "<script>window.__pwned" not in page
+    assert '<a href="javascript:' not in page
+    # The rewrite's text is the trail's only (retrieval ran on it), never the page's.
+    assert Answer.objects.get(turn=2).standalone_question.startswith("<script>")
