@@ -611,6 +611,12 @@
 
   function setUp() {
     const thread = document.querySelector("[data-thread]");
+    if (thread && thread.dataset.pagePath && thread.dataset.pagePath !== window.location.pathname) {
+      // Back or forward moved the address before this script could listen (popstate below): the
+      // page shows what another address names, so load the one in the address bar.
+      window.location.reload();
+      return;
+    }
     const template = document.querySelector("template[data-turn-template]");
     const views = [];
     for (const container of document.querySelectorAll("[data-answer]")) {
