@@ -117,6 +117,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
     errors += _check_support()
     errors += _check_decline()
     errors += _check_output_bounds()
+    errors += _check_conversations()
     return errors
 
 
@@ -154,6 +155,28 @@ def _check_output_bounds() -> list[CheckMessage]:
         errors.append(Error("ANSWERS_MAX_TOKENS must be at least 1.", id="answers.E036"))
     if conf.MAX_ANSWER_CHARS < 1:
         errors.append(Error("ANSWERS_MAX_ANSWER_CHARS must be at least 1.", id="answers.E037"))
+    return errors
+
+
+def _check_conversations() -> list[CheckMessage]:
+    """Conversations (answers/conversations/): ids E045-E046."""
+    errors: list[CheckMessage] = []
+    if conf.CONVERSATION_TURNS < 1:
+        errors.append(
+            Error(
+                "ANSWERS_CONVERSATION_TURNS must be 1 or more (1: no follow-ups).",
+                hint="The default, 20, lets a conversation hold 20 answers.",
+                id="answers.E045",
+            )
+        )
+    if conf.CONVERSATION_HISTORY_CHARS < 0:
+        errors.append(
+            Error(
+                "ANSWERS_CONVERSATION_HISTORY_CHARS must be 0 or more (0: follow-ups carry no history).",
+                hint="The default, 6000, keeps about the last few turns of a conversation in the prompt.",
+                id="answers.E046",
+            )
+        )
     return errors
 
 

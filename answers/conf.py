@@ -209,5 +209,17 @@ class AnswersSettings:
         """The bearer token `GET /metrics` asks for; empty: no metrics endpoint (404)."""
         return str(getattr(settings, "ANSWERS_METRICS_TOKEN", "") or "")
 
+    # --- Conversations (answers/conversations/) ---
+    @property
+    def CONVERSATION_TURNS(self) -> int:
+        """The most answers (turns) one conversation holds; a follow-up past it is refused (409)."""
+        return int(getattr(settings, "ANSWERS_CONVERSATION_TURNS", 20))
+
+    @property
+    def CONVERSATION_HISTORY_CHARS(self) -> int:
+        """The most characters of earlier turns (questions and marker-free answers) a follow-up's
+        prompt carries; the oldest turns are dropped first (docs/api.md, "Conversations")."""
+        return int(getattr(settings, "ANSWERS_CONVERSATION_HISTORY_CHARS", 6000))
+
 
 conf = AnswersSettings()

@@ -17,6 +17,8 @@ class AskForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         error_messages={"required": "Please type a question."},
     )
+    # A follow-up's conversation (a hidden field of the thread's form); empty starts a new one.
+    conversation = forms.UUIDField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -60,7 +60,7 @@ OUTCOMES = (
     DECLINED,
     MAY_NOT_ADDRESS,
 )
-STAGES = ("retrieval", "first_piece", "generation", "total")
+STAGES = ("rewrite", "retrieval", "first_piece", "generation", "total")
 # From a fast lexical retrieval (milliseconds) to a slow model's whole answer (a minute or more).
 STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 
@@ -74,9 +74,16 @@ CITATION_OUTCOMES = Counter(
 )
 STAGE_SECONDS = Histogram(
     "answers_stage_seconds",
-    "Time to retrieve (every answer), to the first piece of text, of generation and in all (done answers).",
+    "Time to rewrite a follow-up, to retrieve (every answer), to the first piece of text, of generation "
+    "and in all (done answers).",
     ["stage"],
     buckets=STAGE_BUCKETS,
+)
+CONVERSATION_TURNS = Counter(
+    "answers_conversation_turns",
+    "Turns asked (answers created): first turns and follow-ups, by how a follow-up's standalone question "
+    "was made (model, heuristic, or fallback: the heuristic after a failed or empty model rewrite).",
+    ["kind", "rewrite"],
 )
 OPEN_STREAMS = Gauge(
     "answers_open_streams", "Event streams open, over every live server process.", multiprocess_mode="livesum"
@@ -102,6 +109,17 @@ def stage_times(milliseconds: Mapping[str, float | None]) -> None:
     for stage, value in milliseconds.items():
         if value is not None:
             STAGE_SECONDS.labels(stage=stage).observe(value / 1000)
+
+
+def turn_started(answer: Answer) -> None:
+    """An answer created as a conversation's turn; a follow-up's rewrite time is a stage of its own."""
+    rewrite = answer.rewrite if isinstance(answer.rewrite, dict) else None
+    if rewrite is None:
+        CONVERSATION_TURNS.labels(kind="first", rewrite="none").inc()
+        return
+    method = "fallback" if rewrite.get("fallback") else str(rewrite.get("method"))
+    CONVERSATION_TURNS.labels(kind="follow_up", rewrite=method).inc()
+    stage_times({"rewrite": rewrite.get("ms")})
 
 
 def answer_done(answer: Answer, trail: Trail) -> None:

@@ -95,6 +95,39 @@ class Chunk(models.Model):
         return f"{self.document_id}#{self.ordinal}"
 
 
+class Conversation(models.Model):
+    """Answers asked one after the other, each a turn with its own retrieval, Sources list and trail.
+
+    Read by whoever may read its answers; continued only by whoever started it: the signed-in
+    asker, or for an anonymous one the same session (answers/conversations/services.py).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    asker = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="conversations",
+    )
+    session_key = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="For an anonymous conversation, the session that may add turns to it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Conversation {self.id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("answers:conversation", kwargs={"conversation_id": self.id})
+
+
 class Answer(models.Model):
     """One question asked and everything that was decided while answering it.
 
@@ -223,6 +256,26 @@ class Answer(models.Model):
     idempotency_scope = models.CharField(
         max_length=64, blank=True, help_text="Whose key it is: a user, or anonymous clients."
     )
+    # Conversations (answers/conversations/): null for answers stored before them (migration 0012).
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="turns"
+    )
+    turn = models.PositiveIntegerField(default=1, help_text="Its place in its conversation, from 1.")
+    standalone_question = models.TextField(
+        blank=True, help_text="A follow-up's question as retrieval ran on it (empty on a first turn)."
+    )
+    rewrite = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="How the standalone question was made (method, ms, fallback); null on a first turn.",
+    )
+    history = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The earlier turns the prompt carried and those cut to fit the budget.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -246,6 +299,13 @@ class Answer(models.Model):
             models.CheckConstraint(
                 condition=Q(declined=False) | Q(fallback=False), name="answer_declined_not_fallback"
             ),
+            # Two follow-ups sent at once cannot both become the same turn (the second is a 409).
+            models.UniqueConstraint(
+                fields=["conversation", "turn"],
+                condition=Q(conversation__isnull=False),
+                name="answer_conversation_turn_unique",
+            ),
+            models.CheckConstraint(condition=Q(turn__gte=1), name="answer_turn_positive"),
         ]
 
     def __str__(self) -> str:

@@ -51,9 +51,14 @@ ALLOWED_ATTRIBUTES = {
 ALLOWED_URL_SCHEMES = frozenset({"http", "https"})
 
 
-def source_anchor(number: int) -> str:
-    """The id of a source's item in the Sources list (the target of its citation links)."""
-    return f"source-{number}"
+def source_anchor(number: int, turn: int = 1) -> str:
+    """The id of a source's item in the Sources list (the target of its citation links).
+
+    Unique per turn of a conversation, whose turns share one page: turn 1 keeps `source-N` (as
+    a single answer's page), a later turn T is `turn-T-source-N` (static/answers/markdown.js
+    sourceAnchor makes the same).
+    """
+    return f"source-{number}" if turn <= 1 else f"turn-{turn}-source-{number}"
 
 
 # DEL, backslash, and the bidi embedding, override and isolate controls.
@@ -117,13 +122,13 @@ def _sentinel(text: str) -> str:
     return chr(code)
 
 
-def _cite_html(members: Sequence[int], reference_count: int) -> str | None:
+def _cite_html(members: Sequence[int], reference_count: int, turn: int = 1) -> str | None:
     """A marker's links: `[n]` one link, `[n, m]` "[" + a link per member + "]"; None unless all cite."""
     if not members or any(not 1 <= m <= reference_count for m in members):
         return None
     if len(members) == 1:
-        return f'<a class="cite" href="#{source_anchor(members[0])}">[{members[0]}]</a>'
-    links = ", ".join(f'<a class="cite" href="#{source_anchor(n)}">{n}</a>' for n in members)
+        return f'<a class="cite" href="#{source_anchor(members[0], turn)}">[{members[0]}]</a>'
+    links = ", ".join(f'<a class="cite" href="#{source_anchor(n, turn)}">{n}</a>' for n in members)
     return f"[{links}]"
 
 
@@ -137,6 +142,7 @@ def _mark(state: StateCore) -> None:
         return
     sentinel = _sentinel(src)
     count = int(state.env.get("reference_count", 0))
+    turn = int(state.env.get("turn", 1))
     parts: list[str] = []
     position = 0
     for index, marker in enumerate(found):
@@ -148,7 +154,7 @@ def _mark(state: StateCore) -> None:
         _Placeholders(
             sentinel,
             [src[m.start : m.end] for m in found],
-            [_cite_html(m.members, count) for m in found],
+            [_cite_html(m.members, count, turn) for m in found],
             re.compile(re.escape(f"[{sentinel}") + r"([0-9]+)" + re.escape(f"{sentinel}]")),
         )
     )
@@ -308,8 +314,11 @@ def clean_html(rendered: str) -> str:
     )
 
 
-def render_answer_html(text: str, *, reference_count: int, markers: Sequence[Marker] | None = None) -> str:
-    """The final text as sanitized HTML; markers within 1..reference_count link to `#source-N`.
+def render_answer_html(
+    text: str, *, reference_count: int, markers: Sequence[Marker] | None = None, turn: int = 1
+) -> str:
+    """The final text as sanitized HTML; markers within 1..reference_count link to their source
+    (`#source-N`; in a conversation's later turn T, `#turn-T-source-N`: source_anchor).
 
     `markers` are the final text's markers as the trail recorded them
     (answers.citations.trail.final_markers); without a record (a text that was
@@ -317,7 +326,7 @@ def render_answer_html(text: str, *, reference_count: int, markers: Sequence[Mar
     Nothing from the text survives as markup: Markdown escapes raw HTML, and nh3
     removes anything outside the allow-list regardless.
     """
-    env: dict[str, object] = {"reference_count": reference_count, "markers": markers}
+    env: dict[str, object] = {"reference_count": reference_count, "markers": markers, "turn": turn}
     try:
         rendered = _MARKDOWN.render(text, env)
     finally:

@@ -236,7 +236,8 @@ def same_passages(references: list[dict[str, Any]]) -> dict[int, int]:
 
 def answer_done_payload(*, answer: Answer, redaction: Redaction = NOTHING_WITHHELD) -> dict[str, Any]:
     """The `done` event: the finalized pair, equal to what GET /api/answers/<id>/ returns,
-    plus `html`: the final text rendered and sanitized by the server, markers linked to `#source-N`.
+    plus `html`: the final text rendered and sanitized by the server, markers linked to their source
+    (`#source-N`, or in a conversation's turn T > 1 `#turn-T-source-N`: rendering.source_anchor).
     `truncated`: the provider stopped at its length limit (the page says the answer was cut short).
     `quotes`: the native-citation quotes of the final sources, by final number (the page marks them).
     `declined`: no source reached the threshold; the text is ANSWERS_DECLINE_TEXT, `references` empty.
@@ -257,13 +258,21 @@ def answer_done_payload(*, answer: Answer, redaction: Redaction = NOTHING_WITHHE
     }
 
 
-def answer_html(answer: Answer, *, reference_count: int) -> str:
+def answer_html(answer: Answer, *, reference_count: int, turn: int | None = None) -> str:
     """A done answer's final text as sanitized HTML: stored when it was completed (answer.html), or
-    rendered for an answer stored before the html was (`reference_count`: its final references)."""
-    if answer.html or not answer.final_text:
+    rendered for an answer stored before the html was (`reference_count`: its final references).
+
+    `turn`: whose source anchors its links point at (answers.rendering.source_anchor); the stored
+    html has its own turn's, so another (a follow-up shown on its own permalink: 1) renders anew.
+    """
+    turn = answer.turn if turn is None else turn
+    if not answer.final_text or (answer.html and turn == answer.turn):
         return answer.html
     return render_answer_html(
-        answer.final_text, reference_count=reference_count, markers=final_markers(answer.markers) or None
+        answer.final_text,
+        reference_count=reference_count,
+        markers=final_markers(answer.markers) or None,
+        turn=turn,
     )
 
 

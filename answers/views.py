@@ -19,6 +19,7 @@ from django.http import (
 )
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST, require_safe
 
@@ -26,6 +27,13 @@ from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.conf import conf
+from answers.conversations.selectors import conversation_get, conversation_turns
+from answers.conversations.services import (
+    Asker,
+    ConversationNotFound,
+    ConversationRefused,
+    NotConversationOwner,
+)
 from answers.excerpts import excerpt_pieces
 from answers.feedback import anonymous_client
 from answers.forms import AskForm
@@ -65,11 +73,14 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any], status: 
     return TemplateResponse(request, template, context, status=status).render()
 
 
-def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
+def _answer_context(answer: Answer | None, user: Any = None, *, turn: int = 1) -> dict[str, Any]:
     """What the answer block of a page shows: status, final text as sanitized HTML, Sources list.
 
     Sources `user` may no longer read are listed by number only (selectors.answer_redaction).
+    `turn`: its turn on a thread page (ids and source anchors unique per turn; 1 keeps a single
+    answer's ids).
     """
+    id_prefix = "" if turn <= 1 else f"turn-{turn}-"
     if answer is None:
         return {
             "answer": None,
@@ -78,6 +89,8 @@ def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
             "retrieved": [],
             "answer_html": "",
             "declined": False,
+            "turn": turn,
+            "id_prefix": id_prefix,
         }
     passages = selectors.source_passages(answer)
     redaction = selectors.answer_redaction(answer=answer, user=user)
@@ -86,7 +99,7 @@ def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
         if ref.get("withheld")
         else {
             **ref,
-            "anchor": source_anchor(ref["number"]),
+            "anchor": source_anchor(ref["number"], turn),
             "link": link_url(ref["url"]),
             # The excerpt's window, the passages that back the answer marked (answers/excerpts.py).
             "excerpt_pieces": excerpt_pieces(ref["excerpt"], passages.get(ref["number"], ())),
@@ -109,7 +122,11 @@ def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
         "retrieved": references if in_flight else [],
         # No source reached the threshold: the decline text, no Sources list (docs/api.md, page hooks).
         "declined": done and answer.declined,
-        "answer_html": selectors.answer_html(answer, reference_count=len(references)) if done else "",
+        "answer_html": selectors.answer_html(answer, reference_count=len(references), turn=turn)
+        if done
+        else "",
+        "turn": turn,
+        "id_prefix": id_prefix,
         # A shared link opened while the answer is still being written joins its stream.
         "events_url": events_url(answer.id) if in_flight and answer.delivery == Answer.Delivery.SSE else "",
     }
@@ -117,7 +134,13 @@ def _answer_context(answer: Answer | None, user: Any = None) -> dict[str, Any]:
 
 def _ask_page(request: HttpRequest, form: AskForm, status: int = 200) -> HttpResponse:
     """The ask page's first screen: the form, what answers are drawn from, example questions."""
-    context = {"form": form, "first_screen": selectors.first_screen_get(), **_answer_context(None)}
+    context = {
+        "form": form,
+        "first_screen": selectors.first_screen_get(),
+        "turns": [_answer_context(None)],
+        "conversation": None,
+        **_answer_context(None),
+    }
     return _page(request, "answers/ask.html", context, status)
 
 
@@ -157,30 +180,99 @@ def _throttled(request: HttpRequest) -> int | None:
 
 @require_POST
 async def ask_submit(request: HttpRequest) -> HttpResponse:
-    """The form's no-JavaScript path: answer on the JSON path, then 303 to the answer's permalink."""
+    """The form's no-JavaScript path: answer on the JSON path, then 303 to the conversation's permalink
+    (at the new turn). A follow-up names its conversation in the form's hidden field."""
     user = await request.auser()
     request.user = user
     form = AskForm(request.POST)
     if not form.is_valid():
-        return await sync_to_async(_ask_page)(request, form, 400)
+        return await sync_to_async(_form_page)(request, form, 400)
     retry_after = _throttled(request)
     if retry_after is not None:
         form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        refused = await sync_to_async(_ask_page)(request, form, 429)
+        refused = await sync_to_async(_form_page)(request, form, 429)
         refused["Retry-After"] = str(retry_after)
         return refused
+    session_key = None
+    if not user.is_authenticated:
+        # An anonymous asker's session owns the conversation it starts.
+        if request.session.session_key is None or not await request.session.aexists(
+            request.session.session_key
+        ):
+            await request.session.acreate()
+        session_key = request.session.session_key
     try:
         answer = await flow.ask(
             question=form.cleaned_data["question"],
             asker_id=user.pk if user.is_authenticated else None,
             publisher=JSON,
+            conversation_id=form.cleaned_data["conversation"],
+            asker=Asker.of(user, session_key),
         )
+    except ConversationNotFound:
+        raise Http404("No conversation has this id.") from None
+    except ConversationRefused as exc:
+        form.add_error(None, exc.message)
+        status = 403 if isinstance(exc, NotConversationOwner) else 409
+        return await sync_to_async(_form_page)(request, form, status)
     except AnswerDeleted:
         raise Http404("The answer was deleted while it was being written.") from None
     # 303: the browser follows with a GET, so reloading the permalink never asks again.
-    response = HttpResponseRedirect(answer.get_absolute_url())
+    target = answer.get_absolute_url()
+    if answer.conversation_id is not None:
+        target = reverse("answers:conversation", kwargs={"conversation_id": answer.conversation_id})
+        target += f"#turn-{answer.turn}"
+    response = HttpResponseRedirect(target)
     response.status_code = 303
     return response
+
+
+def _form_page(request: HttpRequest, form: AskForm, status: int) -> HttpResponse:
+    """The page a refused form post shows again: its conversation's (a follow-up), else the ask page."""
+    conversation_id = form.cleaned_data.get("conversation") if hasattr(form, "cleaned_data") else None
+    if conversation_id is not None:
+        page = _conversation_page(request, conversation_id, form, status)
+        if page is not None:
+            return page
+    return _ask_page(request, form, status)
+
+
+def _conversation_page(
+    request: HttpRequest, conversation_id: uuid.UUID, form: AskForm | None, status: int = 200
+) -> HttpResponse | None:
+    user = request.user
+    conversation = conversation_get(conversation_id=conversation_id, user=user)
+    if conversation is None:
+        return None
+    turns = conversation_turns(conversation)
+    session_key = request.session.session_key if hasattr(request, "session") else None
+    may_continue = Asker.of(user, session_key).owns(conversation)
+    context = {
+        "conversation": conversation,
+        "turns": [_answer_context(answer, user, turn=answer.turn) for answer in turns],
+        "first_question": turns[0].question if turns else "",
+        "may_continue": may_continue,
+        "form": form or AskForm(initial={"conversation": conversation.id}),
+    }
+    return _page(request, "answers/conversation.html", context, status)
+
+
+@require_safe
+def conversation_permalink(request: HttpRequest, conversation_id: uuid.UUID) -> HttpResponse:
+    """A conversation, server-rendered: every turn from its stored pair (a turn in flight joins its stream).
+
+    The answers' read rules (answers.auth; 404 for whoever may not read it); the follow-up form
+    only for whoever started it.
+    """
+    try:
+        user = request_user(request)
+    except AuthenticationFailed as exc:
+        return _unauthorized(exc)
+    request.user = user
+    page = _conversation_page(request, conversation_id, None)
+    if page is None:
+        raise Http404("No conversation has this id.")
+    return page
 
 
 def _unauthorized(exc: AuthenticationFailed) -> HttpResponse:

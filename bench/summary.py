@@ -253,6 +253,23 @@ def rows() -> list[list[str]]:
              f"p50 {coverage['p50']:.2f} ms = {coverage['p50'] / support['p50']:.2f}x",
              _met(coverage["p50"] < 0.25 * support["p50"])]
         )  # fmt: skip
+    conv = _load("conversations")
+    if conv:
+        for db, f in conv["db"].items():
+            ratio = f["turn5_p50_ms"] / f["turn1_p50_ms"]
+            out.append(
+                [f"`POST` -> `references`, turn 5 of a conversation vs turn 1 ({DBS[db]}, stub provider)",
+                 f"turn 1 p50 {f['turn1_p50_ms']:.1f} ms", "a follow-up costs its rewrite only: within 1.5x",
+                 f"turn 5 p50 {f['turn5_p50_ms']:.1f} ms = {ratio:.2f}x, p95 {f['turn5_p95_ms']:.1f} ms "
+                 f"({f['complete']}/{f['conversations']} conversations)", _met(ratio <= 1.5)]
+            )  # fmt: skip
+        a = conv["assembly"]
+        out.append(
+            ["history assembly, 20 turns (markers removed, budget, prompt)",
+             f"the prompt without history: {a['floor_p50_us']:.0f} µs", "< 1 ms",
+             f"p50 {a['history_p50_us']:.0f} µs, p95 {a['history_p95_us']:.0f} µs",
+             _met(a["history_p50_us"] < 1000)]
+        )  # fmt: skip
     out += _hostile_rows()
     out += _content_rows()
     return out

@@ -290,6 +290,10 @@ ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
 ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
 # Seconds after an answer finishes before `manage.py trim_events` deletes its stored events (7 days).
 ANSWERS_EVENT_RETENTION = env_number("ANSWERS_EVENT_RETENTION", 604800.0)
+# Conversations (answers/conversations/): the most turns in one, and the characters of earlier turns a
+# follow-up's prompt carries (oldest dropped first).
+ANSWERS_CONVERSATION_TURNS = int(env_number("ANSWERS_CONVERSATION_TURNS", 20, int))
+ANSWERS_CONVERSATION_HISTORY_CHARS = int(env_number("ANSWERS_CONVERSATION_HISTORY_CHARS", 6000, int))
 # GET /metrics (answers/metrics.py) answers only `Authorization: Bearer <this>`; unset: 404.
 ANSWERS_METRICS_TOKEN = os.environ.get("ANSWERS_METRICS_TOKEN", "")
 

@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.fixtures.pushpin",
     "tests.fixtures.embeddings_server",
     "tests.fixtures.pgvector",
+    "tests.fixtures.conversations",
 ]
 
 # The example site (tests/example_site) is its own Django project: its tests run in a session of

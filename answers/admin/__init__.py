@@ -4,6 +4,7 @@
 - `reviews`: reviewers' verdicts, the only thing they write (a review resolves readers' feedback).
 - `feedback`: readers' feedback, read-only; reviewers may mark it resolved.
 - `documents`: the site's content, read-only.
+- `conversations`: conversations and their turns, read-only; the answer page's conversation panel.
 - `health`: the citation health page (served by the answer admin).
 - `selectors`: the read queries behind these pages; "renumbered" is defined there once.
 """
@@ -13,12 +14,14 @@ from __future__ import annotations
 from django.contrib import admin
 
 from answers.admin.answers import AnswerAdmin
+from answers.admin.conversations import ConversationAdmin
 from answers.admin.documents import DocumentAdmin
 from answers.admin.feedback import FeedbackAdmin
 from answers.admin.reviews import ReviewAdmin
-from answers.models import Answer, Document, Feedback, Review
+from answers.models import Answer, Conversation, Document, Feedback, Review
 
 admin.site.register(Answer, AnswerAdmin)
 admin.site.register(Review, ReviewAdmin)
 admin.site.register(Document, DocumentAdmin)
 admin.site.register(Feedback, FeedbackAdmin)
+admin.site.register(Conversation, ConversationAdmin)

@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
+from answers.admin.conversations import FollowUpFilter, conversation_panel
 from answers.admin.health import EMPTY, health_view, number
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
 from answers.admin.trail import coverage_panel, dense_panel, source_rows, support_panel, trail_panels
@@ -218,6 +219,7 @@ class AnswerAdmin(_AnswerAdminBase):
         VerdictFilter,
         ReaderUnhelpfulFilter,
         ReaderFlaggedFilter,
+        FollowUpFilter,
         "created_at",
     )
     search_fields = ("question", "raw_text", "final_text")
@@ -230,6 +232,7 @@ class AnswerAdmin(_AnswerAdminBase):
 
     fieldsets_done = (
         (None, {"fields": ("question", "status", "delivery", "declined_note", "created_at", "finished_at")}),
+        ("Conversation", {"fields": ("conversation_turns",)}),
         (
             "Raw text → final text",
             {
@@ -373,6 +376,10 @@ class AnswerAdmin(_AnswerAdminBase):
             # The final text as readers see it: the `done` event's html (answers/rendering.py).
             rendered=answer_done_payload(answer=obj)["html"] if obj.status == Answer.Status.DONE else "",
         )
+
+    @admin.display(description="turns")
+    def conversation_turns(self, obj: Answer) -> SafeString:
+        return conversation_panel(obj)
 
     @admin.display(description="marker decisions")
     def marker_decisions(self, obj: Answer) -> SafeString:

@@ -70,6 +70,14 @@ class AnswerNotFinished(APIException):
     default_code = "answer_not_done"
 
 
+class ConversationBusy(APIException):
+    """A follow-up while the last turn is still written, or past ANSWERS_CONVERSATION_TURNS."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "This conversation cannot take a follow-up now."
+    default_code = "conversation_busy"
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus the answer id on provider failures so the trail can be found."""
     response = drf_exception_handler(exc, context)

@@ -12,7 +12,7 @@ from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
 from answers.questions import NO_VISIBLE_CHARACTER, VISIBLE, has_visible_character
 from answers.retrieval.access import NOTHING_WITHHELD, Redaction
-from answers.selectors import answer_quotes, answer_references
+from answers.selectors import answer_quotes, answer_references, parse_answer_id
 from answers.support.record import VERDICTS
 
 
@@ -60,9 +60,24 @@ class QuestionField(StrictCharField):
     """The question: what the schema documents is exactly what is accepted."""
 
 
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID in its one form (lowercase, with hyphens), and only a string."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str) or parse_answer_id(data) is None:
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 class AskInputSerializer(serializers.Serializer[Any]):
     question = QuestionField(trim_whitespace=True, allow_blank=False)
     stream = StrictBooleanField(default=False)
+    conversation = StrictUUIDField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The id of a conversation to ask a follow-up in; null or absent starts a new one.",
+    )
 
     def validate_question(self, value: str) -> str:
         if not has_visible_character(value):
@@ -167,6 +182,12 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     )
     quotes = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
+    conversation = serializers.UUIDField(
+        source="conversation_id",
+        allow_null=True,
+        help_text="Its conversation's id (null for answers stored before conversations existed).",
+    )
+    turn = serializers.IntegerField(help_text="Its place in its conversation, from 1.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -200,9 +221,19 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
         return {"kind": answer.error_kind, "detail": answer.error_message}
 
 
+class ConversationOutputSerializer(serializers.Serializer[Any]):
+    """A conversation: its answers in turn order."""
+
+    id = serializers.UUIDField()
+    created_at = serializers.DateTimeField()
+    answers = AnswerOutputSerializer(many=True)
+
+
 class AskAcceptedSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     status = serializers.CharField()
+    conversation = serializers.UUIDField()
+    turn = serializers.IntegerField()
     url = serializers.CharField()
     events_url = serializers.CharField()
 
@@ -326,8 +357,30 @@ class CoverageSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
 
+class RewriteSerializer(serializers.Serializer[dict[str, Any]]):
+    """How a follow-up's standalone question was made."""
+
+    method = serializers.ChoiceField(choices=["model", "heuristic"])
+    ms = serializers.FloatField()
+    fallback = serializers.CharField(allow_null=True, help_text="Why the model's rewrite was not used.")
+    prompt_version = serializers.CharField(allow_null=True, help_text="The rewrite prompt's version.")
+
+
+class HistorySerializer(serializers.Serializer[dict[str, Any]]):
+    """The earlier turns a follow-up's prompt carried (markers removed), and those cut to fit the budget."""
+
+    sent = serializers.ListField(child=serializers.IntegerField())
+    cut = serializers.ListField(child=serializers.IntegerField())
+    chars = serializers.IntegerField()
+    budget = serializers.IntegerField()
+
+
 class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
     text = serializers.CharField(source="final_text")
+    conversation = serializers.UUIDField(source="conversation_id", allow_null=True)
+    standalone_question = serializers.SerializerMethodField()
+    rewrite = RewriteSerializer(allow_null=True, help_text="Null on a first turn.")
+    history = HistorySerializer(allow_null=True, help_text="Null on a first turn.")
     sources = TrailSourceSerializer(many=True)
     markers = MarkerDecisionSerializer(many=True)
     normalized = NormalizedSerializer(many=True)
@@ -376,6 +429,11 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "support",
             "coverage",
             "withheld",
+            "conversation",
+            "turn",
+            "standalone_question",
+            "rewrite",
+            "history",
         ]
 
     def get_withheld(self, answer: Answer) -> int:
@@ -385,3 +443,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
         if answer.status != Answer.Status.FAILED:
             return None
         return {"kind": answer.error_kind, "detail": answer.error_message}
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_standalone_question(self, answer: Answer) -> str | None:
+        return answer.standalone_question or None

@@ -11,6 +11,11 @@ urlpatterns = [
     path("answers/<str:answer_id>/", views.AnswerDetailView.as_view(), name="answer-detail"),
     path("answers/<str:answer_id>/feedback/", views.AnswerFeedbackView.as_view(), name="answer-feedback"),
     path("answers/<str:answer_id>/trail/", views.AnswerTrailView.as_view(), name="answer-trail"),
+    path(
+        "conversations/<str:conversation_id>/",
+        views.ConversationDetailView.as_view(),
+        name="conversation-detail",
+    ),
     path("documents/", documents.DocumentUpsertView.as_view(), name="document-upsert"),
     path("documents/<int:document_id>/", documents.DocumentDetailView.as_view(), name="document-detail"),
 ]

@@ -13,7 +13,7 @@ from django.http import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView as SyncAPIView
@@ -22,6 +22,7 @@ from answers import selectors
 from answers.api.exceptions import (
     AnswerDeletedMeanwhile,
     AnswerNotFinished,
+    ConversationBusy,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
     ProviderFailed,
@@ -35,6 +36,7 @@ from answers.api.serializers import (
     AnswerOutputSerializer,
     AskAcceptedSerializer,
     AskInputSerializer,
+    ConversationOutputSerializer,
     CurrentFeedbackSerializer,
     FeedbackInputSerializer,
     FeedbackOutputSerializer,
@@ -45,6 +47,13 @@ from answers.api.throttles import (
     AskUserThrottle,
     FeedbackAnonThrottle,
     FeedbackUserThrottle,
+)
+from answers.conversations.selectors import conversation_get, conversation_turns
+from answers.conversations.services import (
+    Asker,
+    ConversationNotFound,
+    ConversationRefused,
+    NotConversationOwner,
 )
 from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, feedback_create
 from answers.models import Answer
@@ -127,9 +136,19 @@ class AnswerAskView(APIView):
             201: AnswerOutputSerializer,
             202: AskAcceptedSerializer,
             **errors(400, 401, 415, 429),
+            403: OpenApiResponse(
+                ErrorSerializer,
+                description="`conversation` names a conversation you may read but did not start: only its "
+                "asker (or, anonymous, the same session) adds turns.",
+            ),
+            404: OpenApiResponse(
+                ErrorSerializer, description="`conversation` names no conversation you may read."
+            ),
             409: OpenApiResponse(
                 ProviderErrorSerializer,
-                description="The first request with this Idempotency-Key is still being answered.",
+                description="The first request with this Idempotency-Key is still being answered; or the "
+                "conversation's last turn is still pending or streaming, or it holds "
+                "ANSWERS_CONVERSATION_TURNS turns already.",
             ),
             422: OpenApiResponse(
                 ProviderErrorSerializer,
@@ -154,23 +173,31 @@ class AnswerAskView(APIView):
         user = request.user
         asker_id = user.pk if user.is_authenticated else None
         key = _idempotency_key(request)
+        # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
+        session_key = None if asker_id is not None else await _anonymous_session(request)
         try:
             asked = await ask_once(
                 question=data.validated_data["question"],
                 asker_id=asker_id,
                 publisher=SSE if stream else JSON,
                 idempotency=await _idempotency(request, key, asker_id) if key else None,
+                conversation_id=data.validated_data["conversation"],
+                asker=Asker.of(user, session_key),
             )
         except IdempotencyConflict as exc:
             raise IdempotencyKeyReused(answer_id=exc.answer_id) from None
         except AnswerDeleted as exc:
             raise AnswerDeletedMeanwhile(answer_id=exc.answer_id) from None
+        except ConversationRefused as exc:
+            raise conversation_error(exc) from None
         answer = asked.answer
         headers = {"Idempotent-Replayed": "true"} if asked.replayed else {}
         if stream:
             accepted = {
                 "id": answer.id,
                 "status": answer.status,
+                "conversation": answer.conversation_id,
+                "turn": answer.turn,
                 "url": request.build_absolute_uri(f"/api/answers/{answer.id}/"),
                 "events_url": request.build_absolute_uri(events_url(answer.id)),
             }
@@ -210,15 +237,32 @@ async def _idempotency(request: Request, key: str, asker_id: int | None) -> Idem
     """
     if asker_id is not None:
         return Idempotency.for_user(key, asker_id)
+    return Idempotency.for_session(key, await _anonymous_session(request))
+
+
+async def _anonymous_session(request: Request) -> str:
+    """The anonymous client's session key, its session created (and its cookie sent) if it has none.
+
+    A cookie naming no stored session is no credential (any client could make one up and
+    share it): only a session this server created scopes keys and owns conversations. (Session
+    authentication has usually loaded the session already, which forgets such a key; this holds
+    without it too.)
+    """
     session = request.session
-    # A cookie naming no stored session is no credential (any client could make one up and
-    # share it): only a session this server created scopes keys. (Session authentication has
-    # usually loaded the session already, which forgets such a key; this holds without it too.)
     if session.session_key is None or not await session.aexists(session.session_key):
         await session.acreate()
         request._request.answers_new_session = True  # type: ignore[attr-defined]
     assert session.session_key is not None
-    return Idempotency.for_session(key, session.session_key)
+    return session.session_key
+
+
+def conversation_error(exc: ConversationRefused) -> Exception:
+    """A refused follow-up as the API answers it: 404, 403 or 409 (docs/api.md, "Conversations")."""
+    if isinstance(exc, ConversationNotFound):
+        return NotFound(exc.message)
+    if isinstance(exc, NotConversationOwner):
+        return PermissionDenied(exc.message)
+    return ConversationBusy(exc.message, code=exc.code)
 
 
 def _send_new_session_cookie(request: Request, response: HttpResponseBase) -> None:
@@ -334,3 +378,34 @@ class AnswerFeedbackView(APIView):
             "created_at": feedback.created_at,
         }
         return Response(FeedbackOutputSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+CONVERSATION_ID = OpenApiParameter(
+    "conversation_id",
+    OpenApiTypes.UUID,
+    OpenApiParameter.PATH,
+    description="The conversation's id, as the answer object's `conversation` gives it (lowercase, hyphens).",
+)
+
+
+class ConversationDetailView(APIView):
+    """GET /api/conversations/<id>/: the conversation's answers in turn order."""
+
+    @extend_schema(
+        parameters=[CONVERSATION_ID], responses={200: ConversationOutputSerializer, **errors(401, 404)}
+    )
+    async def get(self, request: Request, conversation_id: str) -> Response:
+        parsed = selectors.parse_answer_id(conversation_id)
+        conversation = (
+            await sync_to_async(conversation_get)(conversation_id=parsed, user=request.user)
+            if parsed
+            else None
+        )
+        if conversation is None:
+            raise NotFound("No conversation has this id.")
+        payload = {
+            "id": conversation.id,
+            "created_at": conversation.created_at,
+            "answers": conversation_turns(conversation),
+        }
+        return Response(ConversationOutputSerializer(payload).data)

@@ -31,6 +31,7 @@ from django.db import DatabaseError
 
 from answers import db
 from answers.conf import conf
+from answers.conversations.services import Asker, TurnPlan, turn_plan
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
@@ -80,6 +81,8 @@ async def ask(
     provider: Provider | None = None,
     retriever: Retriever | None = None,
     idempotency: Idempotency | None = None,
+    conversation_id: uuid.UUID | None = None,
+    asker: Asker | None = None,
 ) -> Answer:
     """Answer a question. In the request (JSON): the finished (done or failed) answer, sources loaded.
 
@@ -88,8 +91,14 @@ async def ask(
 
     `idempotency` is stored with the answer: IntegrityError when another request
     created the answer for that key first (answers.pipeline.idempotency.ask_once replays it).
+
+    `conversation_id`: ask a follow-up in that conversation (step 0: checked for `asker`, then the
+    standalone question); without it the answer starts a new conversation. Raises
+    answers.conversations.services.ConversationRefused for a follow-up that may not be asked.
     """
     provider = provider or get_provider()
+    asker = asker or Asker(user_id=asker_id)
+    plan = await turn_plan(question=question, conversation_id=conversation_id, asker=asker, provider=provider)
     # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
     # A burst of questions takes database connections a few at a time, each given back
     # before the provider writes: hundreds in flight never exceed max_connections. Those
@@ -104,6 +113,7 @@ async def ask(
             provider=provider,
             retriever=retriever or retrieve,
             idempotency=idempotency,
+            plan=plan,
         )
     return await _finish(started, provider=provider, publisher=publisher)
 
@@ -116,16 +126,26 @@ def _start(
     provider: Provider,
     retriever: Retriever,
     idempotency: Idempotency | None,
+    plan: TurnPlan,
 ) -> Started:
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    # Only what the asker may read is retrieved (docs/api.md, "Document access").
+    # Only what the asker may read is retrieved (docs/api.md, "Document access"); a follow-up
+    # retrieves on its standalone question, and its prompt carries the marker-free history.
     reader = reader_for_id(asker_id)
-    retrieval = retriever(question, min_score=min_score, max_sources=max_sources, reader=reader)
+    retrieval = retriever(
+        plan.standalone_question or question, min_score=min_score, max_sources=max_sources, reader=reader
+    )
     retrieval_ms = (time.monotonic() - started_at) * 1000
     declined = not retrieval.sources and conf.NO_SOURCES == "decline"
-    prompt = build_prompt(question, retrieval.sources, native_citations=provider.native_citations)
+    prompt = build_prompt(
+        question,
+        retrieval.sources,
+        native_citations=provider.native_citations,
+        history=plan.prompt_history(),
+        standalone=plan.standalone_question,
+    )
     answer = store.answer_create(
         question=question,
         asker_id=asker_id,
@@ -138,6 +158,7 @@ def _start(
         retrieval_ms=retrieval_ms,
         idempotency=idempotency,
         declined=declined,
+        plan=plan,
     )
     publisher.references(answer.id, retrieval.sources)
     return Started(answer=answer, prompt=prompt, started_at=started_at, declined=declined)

@@ -13,6 +13,7 @@ from django.db import IntegrityError
 
 from answers import selectors
 from answers.conf import conf
+from answers.conversations.services import Asker
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import Publisher
@@ -67,6 +68,8 @@ async def ask_once(
     publisher: Publisher,
     provider: Provider | None = None,
     retriever: flow.Retriever | None = None,
+    conversation_id: uuid.UUID | None = None,
+    asker: Asker | None = None,
 ) -> Asked:
     """flow.ask(), once per key: a retry gets the first attempt's answer (finished first when
     generation runs within the request), or IdempotencyConflict for a different request.
@@ -85,6 +88,8 @@ async def ask_once(
             provider=provider,
             retriever=retriever,
             idempotency=idempotency,
+            conversation_id=conversation_id,
+            asker=asker,
         )
     except IntegrityError:
         # A concurrent retry with the same key created the answer first.

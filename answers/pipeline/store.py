@@ -8,12 +8,13 @@ from collections.abc import Collection, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from answers import metrics, selectors
 from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
+from answers.conversations.services import TurnInFlight, TurnPlan, turn_claim
 from answers.models import Answer, AnswerSource
 from answers.providers.base import ErrorKind, Provider
 from answers.providers.prompt import Prompt
@@ -71,14 +72,66 @@ def answer_create(
     retrieval_ms: float,
     idempotency: Idempotency | None = None,
     declined: bool = False,
+    plan: TurnPlan | None = None,
 ) -> Answer:
     """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction.
 
     `declined`: no source reached the threshold and the provider will not be called (flow.py).
+    `plan`: the turn it is (answers.conversations.services): its conversation is created (a first
+    turn) or locked and checked again (a follow-up, TurnInFlight or TurnLimitReached) here.
     """
+    plan = plan or TurnPlan()
+    try:
+        return _answer_create(
+            question=question,
+            asker_id=asker_id,
+            delivery=delivery,
+            provider=provider,
+            prompt=prompt,
+            retrieval=retrieval,
+            min_score=min_score,
+            max_sources=max_sources,
+            retrieval_ms=retrieval_ms,
+            idempotency=idempotency,
+            declined=declined,
+            plan=plan,
+        )
+    except IntegrityError:
+        if not plan.follow_up or (
+            idempotency is not None
+            and Answer.objects.filter(
+                idempotency_scope=idempotency.scope, idempotency_key=idempotency.key
+            ).exists()
+        ):
+            raise  # the idempotency key's: ask_once replays the first attempt
+        # Another follow-up took this turn number first (answer_conversation_turn_unique).
+        raise TurnInFlight from None
+
+
+def _answer_create(
+    *,
+    question: str,
+    asker_id: int | None,
+    delivery: str,
+    provider: Provider,
+    prompt: Prompt,
+    retrieval: Retrieval,
+    min_score: float,
+    max_sources: int,
+    retrieval_ms: float,
+    idempotency: Idempotency | None,
+    declined: bool,
+    plan: TurnPlan,
+) -> Answer:
     now = timezone.now()
     with transaction.atomic():
+        conversation_id, turn = turn_claim(plan, asker_id=asker_id)
         answer = Answer.objects.create(
+            conversation_id=conversation_id,
+            turn=turn,
+            standalone_question=plan.standalone_question,
+            rewrite=plan.rewrite,
+            history=plan.history.record() if plan.history is not None else None,
             question=question,
             asker_id=asker_id,
             asked_signed_in=asker_id is not None,
@@ -98,6 +151,7 @@ def answer_create(
         )
         AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     metrics.stage_times({"retrieval": retrieval_ms})
+    metrics.turn_started(answer)
     return answer
 
 
@@ -149,6 +203,7 @@ def answer_complete(
             trail.final_text,
             reference_count=sum(1 for outcome in trail.sources if outcome.final_number is not None),
             markers=final_markers(markers) or None,
+            turn=answer.turn,
         )
         answer.raw_text = raw_text
         answer.final_text = trail.final_text

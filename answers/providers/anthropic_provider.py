@@ -14,6 +14,7 @@ Deadline, retries, error kinds and the client cache live in answers.providers.st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -138,13 +139,32 @@ class AnthropicProvider(StreamingProvider):
     def _reader(self, prompt: Prompt, progress: Progress) -> _EventReader:
         return _EventReader(len(prompt.sources), progress)
 
+    async def _complete(
+        self, client: anthropic.AsyncAnthropic, messages: Sequence[dict[str, str]], max_tokens: int
+    ) -> str:
+        reply = await client.messages.create(
+            model=self.model,
+            max_tokens=max_tokens,
+            system="\n\n".join(m["content"] for m in messages if m["role"] == "system"),
+            messages=[
+                cast("MessageParam", {"role": m["role"], "content": m["content"]})
+                for m in messages
+                if m["role"] != "system"
+            ],
+            stream=False,
+        )
+        return "".join(block.text for block in reply.content if isinstance(block, anthropic.types.TextBlock))
+
 
 def _system(prompt: Prompt) -> str:
     return "\n\n".join(m["content"] for m in prompt.messages if m["role"] == "system")
 
 
 def request_messages(prompt: Prompt) -> list[MessageParam]:
-    """One user turn: every source as a document (in order), then the prompt's user text."""
+    """The conversation's earlier turns (a follow-up's history, as plain user and assistant messages),
+    then one user turn: every source as a document (in order), then the prompt's user text."""
+    turns = [m for m in prompt.messages if m["role"] != "system"]
+    history = [cast("MessageParam", {"role": m["role"], "content": m["content"]}) for m in turns[:-1]]
     documents: list[dict[str, Any]] = [
         {
             "type": "document",
@@ -154,8 +174,6 @@ def request_messages(prompt: Prompt) -> list[MessageParam]:
         }
         for source in prompt.sources
     ]
-    texts: list[TextBlockParam] = [
-        {"type": "text", "text": m["content"]} for m in prompt.messages if m["role"] == "user"
-    ]
+    texts: list[TextBlockParam] = [{"type": "text", "text": m["content"]} for m in turns[-1:]]
     content: list[Any] = [*documents, *texts]
-    return [cast("MessageParam", {"role": "user", "content": content})]
+    return [*history, cast("MessageParam", {"role": "user", "content": content})]

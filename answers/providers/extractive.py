@@ -326,7 +326,8 @@ class ExtractiveProvider:
         return cls(delay_ms=conf.EXTRACTIVE_DELAY_MS)
 
     async def stream(self, prompt: Prompt, generation: Generation | None = None) -> AsyncIterator[str]:
-        text = compose_answer(prompt.question, prompt.sources)
+        # A follow-up may only point back ("the second one?"): its standalone question names the subject.
+        text = compose_answer(prompt.standalone or prompt.question, prompt.sources)
         for piece in pieces_of(text):
             # Always give the loop a turn, so a cancelled answer stops even with no delay.
             await asyncio.sleep(self.delay_ms / 1000.0)

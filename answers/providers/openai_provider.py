@@ -6,12 +6,13 @@ this module says how to ask and how to read a chat-completions stream.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import openai
 
 from answers.conf import AnswersSettings
-from answers.providers.base import Generation
+from answers.providers.base import ErrorKind, Generation, ProviderError
 from answers.providers.prompt import Prompt
 from answers.providers.streaming import Progress, StreamingProvider
 
@@ -84,3 +85,21 @@ class OpenAIProvider(StreamingProvider):
 
     def _reader(self, prompt: Prompt, progress: Progress) -> _ChunkReader:
         return _ChunkReader(progress)
+
+    async def _complete(
+        self, client: openai.AsyncOpenAI, messages: Sequence[dict[str, str]], max_tokens: int
+    ) -> str:
+        completion = await client.chat.completions.create(
+            model=self.model,
+            messages=cast("list[ChatCompletionMessageParam]", [dict(m) for m in messages]),
+            stream=False,
+            temperature=0,
+            max_tokens=max_tokens,
+        )
+        choices = getattr(completion, "choices", None) or []
+        content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+        if not isinstance(content, str):
+            raise ProviderError(
+                ErrorKind.BAD_RESPONSE, "The answer service sent a reply that could not be read."
+            )
+        return content

@@ -14,7 +14,7 @@ import json
 import logging
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -156,6 +156,21 @@ class StreamingProvider(ABC):
 
     @abstractmethod
     def _reader(self, prompt: Prompt, progress: Progress) -> Reader: ...
+
+    @abstractmethod
+    async def _complete(self, client: Any, messages: Sequence[dict[str, str]], max_tokens: int) -> str:
+        """One non-streamed request; the reply's text."""
+
+    async def complete(self, messages: Sequence[dict[str, str]], *, max_tokens: int) -> str:
+        """One non-streamed request (a follow-up's rewrite, answers/conversations/standalone.py): the
+        reply's text. No retries (the caller has a fallback); every failure is a ProviderError."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._complete(self._client(), messages, max_tokens)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc, Progress())[0] from exc
 
     def _client(self) -> Any:
         """One client (and connection pool) per event loop and settings, reused by every answer.

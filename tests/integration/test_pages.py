@@ -137,7 +137,8 @@ def test_form_without_javascript_answers_and_redirects_to_the_permalink(
 
     answer = Answer.objects.get()
     assert response.status_code == 303
-    assert response["Location"] == f"/answers/{answer.id}/"
+    # The permalink of the conversation the answer starts, at its turn (docs/api.md, "Web page hooks").
+    assert response["Location"] == f"/conversations/{answer.conversation_id}/#turn-1"
     assert answer.question == "What do the pages say?"
     assert answer.delivery == Answer.Delivery.JSON
     assert answer.asker_id is None

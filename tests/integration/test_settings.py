@@ -108,6 +108,10 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_MAX_TOKENS": 0}, ["answers.E036"]),
         ({"ANSWERS_MAX_ANSWER_CHARS": 0}, ["answers.E037"]),
         ({"ANSWERS_MAX_TOKENS": 1, "ANSWERS_MAX_ANSWER_CHARS": 1}, []),
+        ({"ANSWERS_CONVERSATION_TURNS": 0}, ["answers.E045"]),
+        ({"ANSWERS_CONVERSATION_TURNS": 1}, []),
+        ({"ANSWERS_CONVERSATION_HISTORY_CHARS": -1}, ["answers.E046"]),
+        ({"ANSWERS_CONVERSATION_HISTORY_CHARS": 0}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):

@@ -1,4 +1,4 @@
-"""`manage.py ask "question" [--stream]`: answer on stdout, then the Sources list."""
+"""`manage.py ask "question" [--stream] [--conversation ID]`: answer on stdout, then the Sources list."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from answers import selectors
 from answers.citations import LiveDisplay
 from answers.conf import conf
-from answers.models import Answer, AnswerSource
+from answers.conversations.services import Asker, ConversationRefused
+from answers.models import Answer, AnswerSource, Conversation
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON, Publisher
 from answers.retrieval.types import RetrievedSource
@@ -74,6 +75,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Print the text as it is written, as it will read once finalized (final numbers).",
         )
+        parser.add_argument(
+            "--conversation",
+            metavar="ID",
+            help="Ask a follow-up in this conversation (its id, as printed after an answer); "
+            "without it the answer starts a new one.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         question = options["question"].strip()
@@ -81,6 +88,7 @@ class Command(BaseCommand):
             raise CommandError("The question is empty.")
         if len(question) > conf.MAX_QUESTION_LENGTH:
             raise CommandError(f"The question is longer than {conf.MAX_QUESTION_LENGTH} characters.")
+        conversation = self._conversation(options["conversation"])
         publisher: Publisher = JSON
         if options["stream"]:
 
@@ -90,15 +98,34 @@ class Command(BaseCommand):
                     self.stdout.flush()
 
             publisher = _Printing(write)
-        answer = async_to_sync(self._ask)(question, publisher)
+        try:
+            answer = async_to_sync(self._ask)(question, publisher, conversation)
+        except ConversationRefused as exc:
+            raise CommandError(exc.message) from None
         if options["stream"]:
             self.stdout.write("")  # the streamed text is the final text: end its line
         self._print(answer, text=not options["stream"])
         if answer.status == Answer.Status.FAILED:
             raise CommandError(f"The answer failed ({answer.error_kind}): {answer.error_message}")
 
-    async def _ask(self, question: str, publisher: Publisher) -> Answer:
-        answer = await flow.ask(question=question, asker_id=None, publisher=publisher)
+    def _conversation(self, raw: str | None) -> Conversation | None:
+        if raw is None:
+            return None
+        parsed = selectors.parse_answer_id(raw.strip())
+        conversation = Conversation.objects.filter(id=parsed).first() if parsed else None
+        if conversation is None:
+            raise CommandError(f"No conversation has the id {raw!r}.")
+        return conversation
+
+    async def _ask(self, question: str, publisher: Publisher, conversation: Conversation | None) -> Answer:
+        # A follow-up is asked on behalf of the conversation's asker (its answers keep their read rules).
+        answer = await flow.ask(
+            question=question,
+            asker_id=conversation.asker_id if conversation else None,
+            publisher=publisher,
+            conversation_id=conversation.id if conversation else None,
+            asker=Asker(operator=True) if conversation else None,
+        )
         support = lifecycle.after_done(answer.id)
         if support is not None:
             await support  # its support record, before this loop (and the command) ends
@@ -128,3 +155,7 @@ class Command(BaseCommand):
         if answer.fallback:
             self.stdout.write("(The text cites no source: every retrieved source is listed.)")
         self.stdout.write(f"\nAnswer id: {answer.id}")
+        if answer.conversation_id is not None:
+            self.stdout.write(f"Conversation: {answer.conversation_id} (turn {answer.turn})")
+            if answer.standalone_question:
+                self.stdout.write(f"Standalone question: {answer.standalone_question}")

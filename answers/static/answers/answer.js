@@ -14,6 +14,11 @@
 // A declined answer (no source reached the relevance threshold: `done` with `declined`) shows its
 // text, no Sources list and no retrieved list, marks the container `data-answer-declined`, and
 // offers the example questions again.
+//
+// In a conversation the page is a thread (docs/api.md page hooks, data-turn): each turn its own
+// answer block, its ids and source anchors unique to the turn (turn T > 1: `turn-T-source-N`,
+// answers/rendering.py source_anchor). The first answer moves the address to the conversation's
+// permalink (history API); a follow-up adds a turn built from the thread's data-turn-template.
 (function () {
   "use strict";
 
@@ -68,8 +73,17 @@
     }
   }
 
+  function anchorOf(number, turn) {
+    if (window.AnswerMarkdown && window.AnswerMarkdown.sourceAnchor) {
+      return window.AnswerMarkdown.sourceAnchor(number, turn);
+    }
+    return turn > 1 ? "turn-" + turn + "-source-" + number : "source-" + number;
+  }
+
   function AnswerView(container) {
     this.container = container;
+    this.turnElement = container.closest("[data-turn]");
+    this.turn = (this.turnElement && Number(this.turnElement.dataset.turn)) || 1;
     this.text = container.querySelector("[data-answer-text]");
     this.sources = container.querySelector("[data-answer-sources]");
     this.sourcesHeading = container.querySelector("[data-answer-sources-heading]");
@@ -100,6 +114,9 @@
     this.cancelRender();
     removeFeedback(this.container); // reader feedback (section below)
     this.container.hidden = false;
+    if (this.turnElement) {
+      this.turnElement.hidden = false;
+    }
     this.text.replaceChildren();
     this.sources.replaceChildren();
     this.setRetrieved([]);
@@ -136,10 +153,10 @@
 
   // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` and
   // `passages` (at `done`) are what of its excerpt to mark (static/answers/excerpts.js).
-  function sourceItem(ref, number, quotes, passages) {
+  function sourceItem(ref, number, quotes, passages, turn) {
     const li = document.createElement("li");
     if (number !== null) {
-      li.id = "source-" + number;
+      li.id = anchorOf(number, turn || 1);
       li.value = number;
       li.dataset.number = String(number);
       const label = document.createElement("span");
@@ -180,7 +197,7 @@
     for (const ref of Array.isArray(references) ? references : []) {
       const number = numberOf(ref);
       if (number !== null) {
-        items.push(sourceItem(ref, number, quotes && quotes[String(number)], passages && passages[String(number)]));
+        items.push(sourceItem(ref, number, quotes && quotes[String(number)], passages && passages[String(number)], this.turn));
       }
     }
     this.sources.replaceChildren(...items);
@@ -225,7 +242,7 @@
       this.retrievedItems.delete(Number(data.original));
     }
     this.retrievedBlock.hidden = this.retrievedItems.size === 0;
-    this.sources.append(sourceItem(data.reference, number));
+    this.sources.append(sourceItem(data.reference, number, null, null, this.turn));
   };
 
   AnswerView.prototype.appendDisplay = function (display) {
@@ -257,7 +274,7 @@
   AnswerView.prototype.renderDisplay = function () {
     this.renderedAt = performance.now();
     if (window.AnswerMarkdown) {
-      showHtml(this.text, window.AnswerMarkdown.render(this.display, this.cited));
+      showHtml(this.text, window.AnswerMarkdown.render(this.display, this.cited, this.turn));
     } else {
       this.text.textContent = this.display; // the renderer's script did not load: the text as it is
     }
@@ -410,26 +427,68 @@
     return "The question could not be sent. Please try again. (" + status + ")";
   }
 
+  // --- The thread: turns, the conversation's address ----------------------------------------
+
+  const ID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+
+  function renumberTurn(element, turn) {
+    // A turn cloned from the template (or predicted wrongly) takes its number: its ids, the labels
+    // pointing at them, and its anchor.
+    const prefix = turn > 1 ? "turn-" + turn + "-" : "";
+    element.dataset.turn = String(turn);
+    for (const node of [element, ...element.querySelectorAll("[id], [for], [aria-labelledby]")]) {
+      for (const name of ["id", "for", "aria-labelledby"]) {
+        const value = node === element && name === "id" ? null : node.getAttribute(name);
+        const match = value && /^turn-\d+-/.exec(value);
+        if (match) {
+          node.setAttribute(name, prefix + value.slice(match[0].length));
+        }
+      }
+    }
+    element.id = "turn-" + turn;
+    const label = element.querySelector(".question-label");
+    if (label) {
+      label.textContent = turn > 1 ? "Question " + turn : "Question";
+    }
+  }
+
   function setUp() {
-    const container = document.querySelector("[data-answer]");
-    if (!container) {
+    const thread = document.querySelector("[data-thread]");
+    if (thread && thread.dataset.pagePath && thread.dataset.pagePath !== window.location.pathname) {
+      // Back or forward moved the address before this script could listen (popstate below): the
+      // page shows what another address names, so load the one in the address bar.
+      window.location.reload();
       return;
     }
-    const view = new AnswerView(container);
-    const form = document.querySelector("[data-ask-form]");
-    setUpFeedback(container); // reader feedback (section below)
-
-    // A permalink opened while its answer is still being written joins the stream (replayed from the start).
-    if (container.dataset.eventsUrl) {
-      view.text.replaceChildren();
-      view.follow(container.dataset.eventsUrl);
+    const template = document.querySelector("template[data-turn-template]");
+    const views = [];
+    for (const container of document.querySelectorAll("[data-answer]")) {
+      const view = new AnswerView(container);
+      setUpFeedback(container); // reader feedback (section below)
+      // A permalink opened while its answer is still being written joins the stream (replayed from the start).
+      if (container.dataset.eventsUrl) {
+        view.text.replaceChildren();
+        view.follow(container.dataset.eventsUrl);
+      }
+      views.push(view);
     }
+    if (views.length === 0) {
+      return;
+    }
+    // Back and forward between the first screen and a conversation: the address decides what shows.
+    window.addEventListener("popstate", function () {
+      window.location.reload();
+    });
+    const form = document.querySelector("[data-ask-form]");
     if (!form) {
       return;
     }
     const field = form.elements.namedItem("question");
     const button = form.querySelector("[data-ask-submit]");
     const formError = form.querySelector("[data-ask-error]");
+    const conversationField = form.querySelector("[data-ask-conversation]");
+    const label = form.querySelector("[data-ask-label]");
+    const followUp = document.querySelector("[data-follow-up]");
     const question = document.querySelector("[data-question]");
 
     function showFormError(message) {
@@ -437,6 +496,71 @@
       formError.hidden = false;
       field.setAttribute("aria-invalid", "true");
       field.focus();
+    }
+
+    function conversationId() {
+      return thread && conversationField ? conversationField.value : "";
+    }
+
+    function lastTurn() {
+      let last = 0;
+      for (const element of thread.querySelectorAll(":scope > [data-turn]")) {
+        last = Math.max(last, Number(element.dataset.turn) || 0);
+      }
+      return last;
+    }
+
+    // The view the next question is shown in: on a single answer's page its block, on the ask page
+    // the thread's first (hidden) turn, in a conversation a new turn from the template.
+    function nextView() {
+      if (!thread || !template) {
+        return { view: views[views.length - 1], added: false };
+      }
+      if (!conversationId()) {
+        const first = views.find(function (view) { return thread.contains(view.container); });
+        return { view: first || views[views.length - 1], added: false };
+      }
+      const element = template.content.firstElementChild.cloneNode(true);
+      renumberTurn(element, lastTurn() + 1);
+      thread.append(element);
+      const container = element.querySelector("[data-answer]");
+      setUpFeedback(container);
+      const view = new AnswerView(container);
+      views.push(view);
+      return { view: view, added: true };
+    }
+
+    function setQuestion(view, text) {
+      const own = view.turnElement && view.turnElement.querySelector("[data-turn-question]");
+      if (own) {
+        own.textContent = text;
+      } else if (question) {
+        question.textContent = text;
+      }
+    }
+
+    // The answer exists: the address becomes its conversation's permalink (a reload shows the
+    // thread), the form asks follow-ups under the last answer, and "Ask another" leads back.
+    function enterConversation(id) {
+      const url = form.dataset.conversationUrl.replace(ID_PLACEHOLDER, encodeURIComponent(String(id)));
+      if (window.location.pathname !== url) {
+        window.history.pushState({ conversation: String(id) }, "", url);
+      }
+      if (!thread || !conversationField) {
+        return;
+      }
+      conversationField.value = String(id);
+      thread.dataset.conversationId = String(id);
+      if (label) {
+        label.textContent = "Ask a follow-up";
+      }
+      if (followUp && followUp.previousElementSibling !== thread) {
+        thread.after(followUp);
+      }
+      const another = document.querySelector("[data-ask-another-block]");
+      if (another) {
+        another.hidden = false;
+      }
     }
 
     // Enter asks, as in a search box; Shift+Enter still starts a new line.
@@ -458,9 +582,24 @@
       formError.textContent = "";
       field.removeAttribute("aria-invalid");
       button.disabled = true;
+      const conversation = conversationId();
+      const next = nextView();
+      const view = next.view;
       view.reset();
-      if (question) {
-        question.textContent = text;
+      setQuestion(view, text);
+      function withdraw(message) {
+        // A question refused as such (400, or a follow-up this conversation cannot take): no turn.
+        view.close();
+        if (next.added) {
+          view.turnElement.remove();
+          views.splice(views.indexOf(view), 1);
+        } else {
+          view.container.hidden = true;
+          if (view.turnElement) {
+            view.turnElement.hidden = true;
+          }
+        }
+        showFormError(message);
       }
       try {
         const response = await fetch(form.dataset.apiUrl, {
@@ -471,7 +610,7 @@
             Accept: "application/json",
             "X-CSRFToken": csrfToken(form),
           },
-          body: JSON.stringify({ question: text, stream: true }),
+          body: JSON.stringify({ question: text, stream: true, conversation: conversation || null }),
         });
         let body = null;
         try {
@@ -481,21 +620,27 @@
         }
         if (response.status !== 202 || !body || !body.events_url) {
           const message = errorMessage(response.status, body, response.headers.get("Retry-After"));
-          if (response.status === 400) {
-            view.close();
-            view.container.hidden = true;
-            showFormError(message);
+          if ([400, 403, 404, 409].includes(response.status)) {
+            withdraw(message);
           } else {
             view.fail(message);
           }
           return;
         }
-        const permalink = form.dataset.permalinkUrl.replace(
-          "00000000-0000-0000-0000-000000000000",
-          encodeURIComponent(String(body.id)),
-        );
+        const permalink = form.dataset.permalinkUrl.replace(ID_PLACEHOLDER, encodeURIComponent(String(body.id)));
         view.container.dataset.answerId = String(body.id);
+        const turn = Number(body.turn);
+        if (view.turnElement && Number.isInteger(turn) && turn >= 1 && turn !== view.turn) {
+          renumberTurn(view.turnElement, turn);
+          view.turn = turn;
+        }
         view.showPermalink(permalink);
+        if (body.conversation) {
+          enterConversation(body.conversation);
+        }
+        if (conversation) {
+          field.value = ""; // the follow-up box is ready for the next one
+        }
         view.follow(body.events_url);
       } catch (error) {
         view.fail("The server could not be reached. Please try again.");

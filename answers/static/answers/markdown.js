@@ -179,14 +179,20 @@
     return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   }
 
-  function citeHtml(found, count) {
+  function sourceAnchor(number, turn) {
+    // The id of a source's item (answers/rendering.py source_anchor): unique per conversation turn.
+    const t = Number(turn) || 1;
+    return t <= 1 ? "source-" + number : "turn-" + t + "-source-" + number;
+  }
+
+  function citeHtml(found, count, turn) {
     // A marker's links: "[n]" as one link, "[n, m]" as "[" + a link per member + "]"; null unless all cite.
     const numbers = found.members;
     if (!numbers.length || !numbers.every(function (n) { return n >= 1n && n <= BigInt(count); })) {
       return null;
     }
     const link = function (number, label) {
-      return '<a class="cite" href="#source-' + number + '">' + label + "</a>";
+      return '<a class="cite" href="#' + sourceAnchor(number, turn) + '">' + label + "</a>";
     };
     if (numbers.length === 1) {
       return link(numbers[0], "[" + numbers[0] + "]");
@@ -208,6 +214,7 @@
     }
     const sentinel = String.fromCharCode(code);
     const count = Number(state.env.referenceCount) || 0;
+    const turn = Number(state.env.turn) || 1;
     const parts = [];
     let position = 0;
     found.forEach(function (marker, index) {
@@ -219,7 +226,7 @@
     current = {
       sentinel: sentinel,
       written: found.map(function (marker) { return src.slice(marker.start, marker.end); }),
-      links: found.map(function (marker) { return citeHtml(marker, count); }),
+      links: found.map(function (marker) { return citeHtml(marker, count, turn); }),
       pattern: new RegExp(escapeRegExp("[" + sentinel) + "([0-9]+)" + escapeRegExp(sentinel + "]"), "g"),
       split: new RegExp(escapeRegExp("[" + sentinel) + "([0-9]+)" + escapeRegExp(sentinel + "]")),
     };
@@ -406,13 +413,14 @@
   // among the others, and sanitizing blocks one by one gives what sanitizing them together does.)
   let sanitizedBlocks = new Map();
 
-  function render(text, referenceCount) {
+  function render(text, referenceCount, turn) {
     // `text` (the display or final text) as sanitized HTML; markers within 1..referenceCount
-    // link to #source-N, as the server's render_answer_html does.
+    // link to their source (#source-N; a conversation's turn T > 1: #turn-T-source-N), as the
+    // server's render_answer_html does.
     if (md === null) {
       md = makeMarkdown();
     }
-    const env = { referenceCount: referenceCount };
+    const env = { referenceCount: referenceCount, turn: Number(turn) || 1 };
     let tokens;
     try {
       tokens = md.parse(String(text), env);
@@ -502,6 +510,7 @@
   window.AnswerMarkdown = {
     patch: patch,
     render: render,
+    sourceAnchor: sourceAnchor,
     sanitize: sanitize,
     scanMarkers: scanMarkers,
     linkUrl: linkUrl,

@@ -1,0 +1,36 @@
+"""Reads of conversations: one with its turns (answers with their sources), under the answers' read rules."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db.models import Prefetch
+
+from answers.conversations.services import Asker
+from answers.models import Answer, Conversation
+from answers.selectors import with_sources
+
+
+def conversation_get(*, conversation_id: uuid.UUID, user: Any) -> Conversation | None:
+    """The conversation with `turn_list` (its answers in turn order, sources loaded), or None when
+    it does not exist or `user` may not read it."""
+    conversation = (
+        Conversation.objects.prefetch_related(
+            Prefetch(
+                "turns",
+                queryset=Answer.objects.order_by("turn").prefetch_related(with_sources()),
+                to_attr="turn_list",
+            )
+        )
+        .filter(id=conversation_id)
+        .first()
+    )
+    if conversation is None or not Asker.of(user).may_read(conversation):
+        return None
+    return conversation
+
+
+def conversation_turns(conversation: Conversation) -> list[Answer]:
+    """The answers of a conversation from conversation_get, in turn order."""
+    return list(getattr(conversation, "turn_list", None) or conversation.turns.order_by("turn"))

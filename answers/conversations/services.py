@@ -1,0 +1,205 @@
+"""Who may continue a conversation, and the next turn's plan: its number, history and standalone question.
+
+The rules (docs/api.md, "Conversations"): a conversation is read by whoever may read its answers;
+only whoever started it (the signed-in asker, or for an anonymous one the same session) adds a
+turn; a turn asked while the previous one is pending or streaming, or past
+ANSWERS_CONVERSATION_TURNS, is refused. The checks run again, under a lock on the
+conversation, when the turn is stored (turn_claim): two follow-ups sent at once cannot both
+pass.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Max
+
+from answers import db
+from answers.citations.trail import final_markers
+from answers.conf import conf
+from answers.conversations.history import History, PastTurn, assemble, marker_free
+from answers.conversations.standalone import standalone
+from answers.models import Answer, Conversation
+
+IN_FLIGHT = (Answer.Status.PENDING, Answer.Status.STREAMING)
+
+
+class ConversationRefused(Exception):
+    """A follow-up that may not be asked; `code` names why (the API maps it to its status)."""
+
+    code = "refused"
+    message = "This conversation cannot take a follow-up."
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.message)
+        self.message = message or self.message
+
+
+class ConversationNotFound(ConversationRefused):
+    code = "not_found"
+    message = "No conversation has this id."
+
+
+class NotConversationOwner(ConversationRefused):
+    code = "not_owner"
+    message = "Only whoever started this conversation may add to it."
+
+
+class TurnInFlight(ConversationRefused):
+    code = "turn_in_flight"
+    message = "The conversation's last answer is still being written: wait for it, then ask again."
+
+
+class TurnLimitReached(ConversationRefused):
+    code = "turn_limit"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"This conversation has reached its limit of {limit} turns: start a new one.")
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asks: the signed-in user (and whether staff), and for anyone their session, if they have one."""
+
+    user_id: int | None = None
+    staff: bool = False
+    session_key: str = ""
+    # The command line (`ask --conversation ID`): whoever runs it speaks for the conversation's owner.
+    operator: bool = False
+
+    @classmethod
+    def of(cls, user: Any, session_key: str | None = None) -> Asker:
+        signed_in = bool(user is not None and user.is_authenticated)
+        return cls(
+            user_id=user.pk if signed_in else None,
+            staff=bool(signed_in and user.is_staff),
+            session_key=session_key or "",
+        )
+
+    def may_read(self, conversation: Conversation) -> bool:
+        """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff."""
+        owner = conversation.asker_id
+        return (
+            owner is None
+            or self.staff
+            or self.operator
+            or (self.user_id is not None and self.user_id == owner)
+        )
+
+    def owns(self, conversation: Conversation) -> bool:
+        if self.operator:
+            return True
+        if conversation.asker_id is not None:
+            return self.user_id == conversation.asker_id
+        return (
+            self.user_id is None and bool(self.session_key) and self.session_key == conversation.session_key
+        )
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """The turn an answer will be: in which conversation (None: a new one), and for a follow-up how
+    its retrieval question was made and what history its prompt carries."""
+
+    conversation_id: uuid.UUID | None = None
+    turn: int = 1
+    asker: Asker = field(default_factory=Asker)
+    standalone_question: str = ""
+    rewrite: dict[str, Any] | None = None
+    history: History | None = None
+
+    @property
+    def follow_up(self) -> bool:
+        return self.conversation_id is not None
+
+    def prompt_history(self) -> tuple[tuple[str, str], ...]:
+        return tuple((t.question, t.text) for t in self.history.turns) if self.history else ()
+
+
+@dataclass(frozen=True)
+class _Context:
+    turn: int
+    history: History
+    previous_question: str
+
+
+def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
+    """The checks, then what the next turn needs: its number, the history within budget, the last question."""
+    conversation = Conversation.objects.filter(id=conversation_id).first()
+    if conversation is None or not asker.may_read(conversation):
+        raise ConversationNotFound
+    if not asker.owns(conversation):
+        raise NotConversationOwner
+    turns = list(
+        Answer.objects.filter(conversation=conversation)
+        .order_by("turn")
+        .only("turn", "status", "question", "standalone_question", "final_text", "markers")
+    )
+    _check_next(turns[-1].status if turns else None, len(turns))
+    past = [
+        PastTurn(turn=t.turn, question=t.question, text=marker_free(t.final_text, final_markers(t.markers)))
+        for t in turns
+        if t.status == Answer.Status.DONE
+    ]
+    last = turns[-1] if turns else None
+    return _Context(
+        turn=(last.turn if last else 0) + 1,
+        history=assemble(past, budget=conf.CONVERSATION_HISTORY_CHARS),
+        previous_question=(last.standalone_question or last.question) if last else "",
+    )
+
+
+def _check_next(last_status: str | None, count: int) -> None:
+    if last_status in IN_FLIGHT:
+        raise TurnInFlight
+    if count >= conf.CONVERSATION_TURNS:
+        raise TurnLimitReached(conf.CONVERSATION_TURNS)
+
+
+async def turn_plan(
+    *, question: str, conversation_id: uuid.UUID | None, asker: Asker, provider: Any
+) -> TurnPlan:
+    """A first turn's plan, or a follow-up's: checked, with its history and standalone question.
+
+    Raises a ConversationRefused for a follow-up that may not be asked.
+    """
+    if conversation_id is None:
+        return TurnPlan(asker=asker)
+    context = await db.run_db(
+        _context, gate="pipeline", size=conf.PIPELINE_DB_WORKERS, conversation_id=conversation_id, asker=asker
+    )
+    made = await standalone(
+        provider=provider,
+        history=context.history,
+        follow_up=question,
+        previous_question=context.previous_question,
+        max_length=conf.MAX_QUESTION_LENGTH,
+    )
+    return TurnPlan(
+        conversation_id=conversation_id,
+        turn=context.turn,
+        asker=asker,
+        standalone_question=made.question,
+        rewrite=made.record(),
+        history=context.history,
+    )
+
+
+def turn_claim(plan: TurnPlan, *, asker_id: int | None) -> tuple[uuid.UUID, int]:
+    """Inside the transaction that stores the answer: its conversation (created for a first turn) and
+    turn number, the follow-up checks made again under a lock on the conversation."""
+    if plan.conversation_id is None:
+        conversation = Conversation.objects.create(
+            asker_id=asker_id, session_key="" if asker_id is not None else plan.asker.session_key
+        )
+        return conversation.id, 1
+    # The row lock orders concurrent follow-ups on PostgreSQL (SQLite writes one at a time anyway);
+    # the unique (conversation, turn) constraint is the last word either way.
+    Conversation.objects.select_for_update().filter(id=plan.conversation_id).first()
+    turns = Answer.objects.filter(conversation_id=plan.conversation_id)
+    last = turns.order_by("-turn").values("turn", "status").first()
+    _check_next(last["status"] if last else None, turns.count())
+    latest = turns.aggregate(latest=Max("turn"))["latest"] or 0
+    return plan.conversation_id, latest + 1

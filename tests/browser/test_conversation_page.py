@@ -1,0 +1,147 @@
+"""A conversation in a real browser: three turns, each with its own Sources list and anchors; the address
+is the conversation's permalink, and a reload shows every turn with the same numbers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
+from tests.fixtures.providers import Reply, StubOpenAIServer
+
+CONVERSATION_URL = re.compile(r"/conversations/[0-9a-f-]{36}/$")
+
+# Every turn as the page shows it: each source's number, anchor and title, and each citation link's
+# text, target and whether that target is a source of the same turn with the same number.
+READ_THREAD = """() => [...document.querySelectorAll("[data-thread] > [data-turn]")].map(turn => ({
+  turn: turn.dataset.turn,
+  question: turn.querySelector("[data-turn-question]").textContent,
+  status: turn.querySelector("[data-answer]").dataset.answerStatus,
+  text: turn.querySelector("[data-answer-text]").innerText,
+  sources: [...turn.querySelectorAll("[data-answer-sources] > li")].map(li => ({
+    number: li.dataset.number, id: li.id, title: li.querySelector(".source-title").textContent,
+  })),
+  cites: [...turn.querySelectorAll("[data-answer-text] a.cite")].map(a => {
+    const target = document.getElementById(a.getAttribute("href").slice(1));
+    return {
+      label: a.textContent,
+      href: a.getAttribute("href"),
+      own: target !== null && turn.contains(target) && `[${target.dataset.number}]` === a.textContent,
+    };
+  }),
+}))"""
+
+
+def _ask(page: Page, question: str) -> None:
+    page.fill("textarea[name=question]", question)
+    page.click("[data-ask-submit]")
+
+
+def _done(page: Page, turn: int) -> None:
+    expect(page.locator(f'[data-turn="{turn}"] [data-answer]')).to_have_attribute(
+        "data-answer-status", "done"
+    )
+
+
+def test_three_turns_keep_their_own_numbers_and_links_through_a_reload(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.enqueue(
+        Reply(pieces=["Zebras live in grassland [2]", " and savanna [4]."]),
+        Reply(pieces=["Quokka facts?"]),  # turn 2's rewrite (not streamed)
+        Reply(pieces=["Quokkas live on an island [2] in dense scrub [1]."]),
+        Reply(pieces=[ZEBRA_QUESTION]),  # turn 3's rewrite
+        Reply(pieces=["Savanna again [3]."]),
+    )
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    _done(page, 1)
+    # The answer exists: the address is its conversation's permalink, and the follow-up box is ready.
+    expect(page).to_have_url(CONVERSATION_URL)
+    expect(page.locator("[data-ask-label]")).to_have_text("Ask a follow-up")
+    expect(page.locator("[data-ask-another]")).to_be_visible()
+    _ask(page, "And what about them?")
+    _done(page, 2)
+    _ask(page, "Where do zebras live again?")
+    _done(page, 3)
+
+    live: list[dict[str, Any]] = page.evaluate(READ_THREAD)
+    assert [t["turn"] for t in live] == ["1", "2", "3"]
+    assert [t["text"] for t in live] == [
+        "Zebras live in grassland [1] and savanna [2].",
+        "Quokkas live on an island [1] in dense scrub [2].",
+        "Savanna again [1].",
+    ]
+    assert [[s["number"] for s in t["sources"]] for t in live] == [["1", "2"], ["1", "2"], ["1"]]
+    assert [[s["id"] for s in t["sources"]] for t in live] == [
+        ["source-1", "source-2"],
+        ["turn-2-source-1", "turn-2-source-2"],
+        ["turn-3-source-1"],
+    ]
+    assert all(cite["own"] for t in live for cite in t["cites"]), live
+    assert [len(t["cites"]) for t in live] == [2, 2, 1]
+    ids = page.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids)), "ids must be unique on the page"
+    # The answer requests carried the earlier answers, without one marker.
+    answer_requests = [r for r in browser_stub.requests if r.get("stream")]
+    history = [m["content"] for m in answer_requests[2]["messages"] if m["role"] == "assistant"]
+    assert history == ["Zebras live in grassland and savanna.", "Quokkas live on an island in dense scrub."]
+
+    page.reload()
+    _done(page, 3)
+    assert page.evaluate(READ_THREAD) == live
+    # A citation goes to its own turn's source.
+    page.locator('[data-turn="2"] [data-answer-text] a.cite').first.click()
+    expect(page).to_have_url(re.compile(r"#turn-2-source-1$"))
+
+
+def test_back_leaves_the_conversation_and_ask_another_offers_the_examples(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.enqueue(Reply(pieces=["Zebras live in grassland [1]."]))
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    _done(page, 1)
+    expect(page).to_have_url(CONVERSATION_URL)
+    conversation = page.url
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/$"))
+    # The first screen again (reloaded from its address): no turn shown, the examples offered.
+    expect(page.locator('[data-turn="1"]')).to_be_hidden()
+    expect(page.locator("[data-example-question]").first).to_be_visible()
+    page.go_forward()
+    expect(page).to_have_url(conversation)
+    _done(page, 1)
+    page.click("[data-ask-another]")
+    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page.locator("[data-example-question]").first).to_be_visible()
+
+
+def test_without_javascript_a_follow_up_is_a_form_post_that_adds_a_turn(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.reset()
+    browser_stub.enqueue(
+        Reply(pieces=["Zebras live in grassland [2]."]),
+        Reply(pieces=["Quokka facts?"]),
+        Reply(pieces=["Quokkas live on an island [1]."]),
+    )
+    context = browser.new_context(base_url=browser_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto("/")
+        _ask(page, ZEBRA_QUESTION)
+        page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]{36}/#turn-1$"))
+        _ask(page, "And the quokkas?")
+        page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]{36}/#turn-2$"))
+        expect(page.locator("[data-thread] > [data-turn]")).to_have_count(2)
+        expect(page.locator('[data-turn="2"] [data-answer-text]')).to_have_text(
+            "Quokkas live on an island [1]."
+        )
+        expect(page.locator('[data-turn="2"] [data-answer-text] a.cite')).to_have_attribute(
+            "href", "#turn-2-source-1"
+        )
+    finally:
+        context.close()
