@@ -25,8 +25,10 @@ def browser_server(chromium_path: object, browser_stub: StubOpenAIServer) -> Ite
 
 
 def ask(page: Page) -> None:
+    """A new question from the first screen (after an answer, the page's form asks follow-ups)."""
+    page.goto("/")
     page.fill("textarea[name=question]", ZEBRA_QUESTION)
-    page.click("button[type=submit]")
+    page.click("[data-ask-submit]")
 
 
 def visible_messages(page: Page) -> list[str]:
@@ -41,8 +43,6 @@ def visible_messages(page: Page) -> list[str]:
 def test_failure_done_and_rate_limit_as_the_reader_sees_them(
     page: Page, browser_stub: StubOpenAIServer
 ) -> None:
-    page.goto("/")
-
     # 1. The provider's stream is cut: one message, no "Sources" heading over nothing.
     browser_stub.enqueue(Reply(pieces=["Zebras live in", " grassland [1]."], cut_after=1))
     ask(page)
