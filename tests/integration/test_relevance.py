@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 
-from answers.conf import conf
+from answers.conf import MIN_SCORE_DEFAULT, conf
 from answers.models import Answer, Document
 from answers.pipeline import flow
 from answers.pipeline.publisher import JSON
@@ -102,3 +102,21 @@ def test_every_example_question_the_first_screen_can_offer_cites_its_own_documen
         if (cited := first_cited(example_question(d.title.strip()))) != d.key
     ]
     assert wrong == []
+
+
+def test_on_the_demo_the_capital_of_france_is_declined_and_the_model_never_asked(
+    client: Any, demo_corpus: list[Document], openai_settings: Any, stub_openai: Any
+) -> None:
+    """Issue 29's example, as a reader meets it: the demo corpus, the default threshold, a real
+    OpenAI-compatible server behind the provider; the answer is declined and the server hears nothing."""
+    openai_settings.ANSWERS_MIN_SCORE = MIN_SCORE_DEFAULT  # the stub's settings keep every candidate
+    openai_settings.ANSWERS_MAX_SOURCES = 5
+    response = client.post(
+        "/api/answers/", {"question": "What is the capital of France?"}, content_type="application/json"
+    )
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["status"], body["declined"], body["references"]) == ("done", True, [])
+    assert stub_openai.requests == []
+    assert Answer.objects.get(id=body["id"]).min_score == MIN_SCORE_DEFAULT
