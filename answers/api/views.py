@@ -321,19 +321,6 @@ class AnswerFeedbackView(APIView):
     parser_classes = [JSONParser]
     throttle_classes = [FeedbackAnonThrottle, FeedbackUserThrottle]
 
-    @extend_schema(
-        parameters=[ANSWER_ID],
-        request=FeedbackInputSerializer,
-        responses={
-            201: FeedbackOutputSerializer,
-            **errors(400, 401, 403, 404, 415),
-            409: OpenApiResponse(ErrorSerializer, description="The answer is not done (yet, or ever)."),
-            429: OpenApiResponse(
-                ErrorSerializer,
-                description="Too much feedback in a short time; `Retry-After` says when to send again.",
-            ),
-        },
-    )
     def get_throttles(self) -> list[Any]:
         # Reading back one's own feedback is not sending it: only POST counts against the rates.
         return super().get_throttles() if self.request.method == "POST" else []
@@ -351,6 +338,19 @@ class AnswerFeedbackView(APIView):
         )
         return Response(CurrentFeedbackSerializer(current).data)
 
+    @extend_schema(
+        parameters=[ANSWER_ID],
+        request=FeedbackInputSerializer,
+        responses={
+            201: FeedbackOutputSerializer,
+            **errors(400, 401, 403, 404, 415),
+            409: OpenApiResponse(ErrorSerializer, description="The answer is not done (yet, or ever)."),
+            429: OpenApiResponse(
+                ErrorSerializer,
+                description="Too much feedback in a short time; `Retry-After` says when to send again.",
+            ),
+        },
+    )
     async def post(self, request: Request, answer_id: str) -> Response:
         # The answer's own read rules first: whoever may not read it learns nothing, whatever the body.
         answer = await sync_to_async(selectors.answer_get)(answer_id=_parse_id(answer_id), user=request.user)

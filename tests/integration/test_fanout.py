@@ -27,6 +27,7 @@ import pytest
 from django_eventstream.event import Event
 from django_eventstream.views import Listener, get_listener_manager
 
+from answers.retrieval.access import NOTHING_WITHHELD
 from answers.sse import fanout as fanout_module
 from answers.sse.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
 from answers.sse.stream import _live, listen, unlisten
@@ -64,7 +65,7 @@ async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(l
     last_ids = {CHANNEL: 3}
     for eid in (2, 3, 4, 5):  # 2 and 3 came from the store already
         get_listener_manager().add_to_queues(CHANNEL, _event(eid))
-    chunks = _live(listener, last_ids)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
     try:
         body = await _next(chunks)
         assert _ids(body) == [4, 5]
@@ -81,7 +82,7 @@ async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(l
 async def test_a_duplicate_alone_sends_nothing_and_the_stream_keeps_waiting(listener: Listener) -> None:
     last_ids = {CHANNEL: 7}
     get_listener_manager().add_to_queues(CHANNEL, _event(7))
-    chunks = _live(listener, last_ids)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
     try:
         with pytest.raises(TimeoutError):
             await _next(chunks, within=0.3)
@@ -94,7 +95,7 @@ async def test_a_gap_ends_the_live_phase_after_the_events_before_it(listener: Li
     last_ids = {CHANNEL: 3}
     for eid in (4, 6, 7):  # 5 was never seen live (published while Redis was away)
         get_listener_manager().add_to_queues(CHANNEL, _event(eid))
-    chunks = _live(listener, last_ids)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
     body = await _next(chunks)
     assert _ids(body) == [4]
     with pytest.raises(StopAsyncIteration):  # the caller re-reads the store from 4
@@ -105,14 +106,14 @@ async def test_a_gap_ends_the_live_phase_after_the_events_before_it(listener: Li
 async def test_a_gap_at_the_first_live_event_sends_nothing_and_returns(listener: Listener) -> None:
     last_ids = {CHANNEL: 3}
     get_listener_manager().add_to_queues(CHANNEL, _event(5))
-    chunks = _live(listener, last_ids)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
     with pytest.raises(StopAsyncIteration):
         await _next(chunks)
     assert last_ids == {CHANNEL: 3}
 
 
 async def test_a_resync_ends_the_live_phase(listener: Listener) -> None:
-    chunks = _live(listener, {CHANNEL: 3})
+    chunks = _live(listener, {CHANNEL: 3}, NOTHING_WITHHELD)
     assert fanout_module.resync_local_listeners() >= 1
     with pytest.raises(StopAsyncIteration):
         await _next(chunks)
