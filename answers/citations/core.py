@@ -11,6 +11,8 @@ from itertools import accumulate, chain, compress
 from operator import sub
 from typing import Generic, Protocol, TypeVar
 
+from answers.citations.code import code_regions
+
 T = TypeVar("T")
 
 
@@ -173,18 +175,7 @@ def _spans(starts: list[int], lengths: list[int], stretch_ends: bool) -> tuple[l
 
 def _code(text: str) -> list[tuple[int, int]]:
     """Where the whole of `text` is code: fenced blocks and inline code spans, in order."""
-    code: list[tuple[int, int]] = []
-    prose = 0
-    # Searched in "\n" + text, so that the first line starts after a newline too.
-    blocks = [(m.start(), m.end() - 1) for m in _FENCED_BLOCK.finditer("\n" + text)]
-    for start, end in [*blocks, (len(text), len(text))]:
-        if text.find("`", prose, start) >= 0:
-            starts, lengths = _runs(text, prose, start, 0)
-            code += _spans(starts, lengths, stretch_ends=True)[0]
-        code.append((start, end))
-        prose = end
-    code.pop()  # the sentinel
-    return code
+    return code_regions(text)
 
 
 # --- The whole-text scanner ------------------------------------------------------
@@ -201,7 +192,7 @@ def _split(text: str) -> tuple[list[str], set[int]]:
     excluded: set[int] = set()
     if _SPLIT.search(text) is None:  # (no candidate: where code is does not matter)
         return [text], excluded
-    code = _code(text) if "`" in text or "~~~" in text else []
+    code = _code(text)
     parts = _split_prose(text, code) if code else _SPLIT.split(text)
     if len(parts) == 1:
         return parts, excluded
@@ -388,6 +379,16 @@ def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[
     if not verdicts:
         return None
     removed: list[int] = []
+    left: dict[int, str] = {}  # for each removed marker, the character left of where it was ("" at the start)
+
+    def char_before(i: int) -> str:
+        """The character before candidate i, as the removals to its left have left the text."""
+        if parts[i - 1]:
+            return parts[i - 1][-1]
+        if i == 1:
+            return ""
+        return parts[i - 2][-1] if parts[i - 2] else left[i - 2]
+
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
@@ -401,9 +402,10 @@ def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[
         before = parts[i - 1].rstrip(" \t")
         if len(before) < len(parts[i - 1]):
             parts[i - 1] = before
-        else:
+        elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
             parts[i + 1] = parts[i + 1].lstrip(" \t")
         parts[i] = ""
+        left[i] = char_before(i)
         removed.append(i)
     return removed
 
@@ -488,32 +490,16 @@ class _Draft:
 
 
 def _changes_code(draft: _Draft, joins: list[int]) -> bool:
-    """Whether a join merged two backtick runs or made its line start with a fence.
+    """Whether a removal may have moved code: then the next pass is a full one.
 
-    Those are the only ways a removal (of marker text and blanks, outside code)
-    can move code boundaries; anything else changes the text only around the
-    join, where _local_pass looks.
+    Where code is depends, in CommonMark, on whole lines (a line a removal
+    empties ends a paragraph, one it starts with "- " or "|" becomes a list item
+    or a table row) and on backslashes next to backticks; a text without a
+    backtick or a tilde has no code, and removals (of marker text and blanks)
+    add neither. Only such a text takes the local passes.
     """
     base = draft.base
-    size = len(base)
-    for join in joins:
-        left, right = draft.before(join), draft.at(join)
-        if left >= 0 and right < size and base[left] == base[right] == "`":
-            return True
-        head: list[str] = []
-        i = left
-        while len(head) < 3 and i >= 0 and base[i] in "`~":
-            head.insert(0, base[i])
-            i = draft.before(i)
-        if len(head) == 3 or (i >= 0 and base[i] != "\n"):
-            continue  # the join is not among the first three characters of its line
-        i = right
-        while len(head) < 3 and i < size:
-            head.append(base[i])
-            i = draft.at(i + 1)
-        if "".join(head) in ("```", "~~~"):
-            return True
-    return False
+    return bool(joins) and ("`" in base or "~" in base)
 
 
 def _local_pass(
@@ -573,8 +559,9 @@ def _local_pass(
             new_joins.append(draft.delete(blank + 1, end))
             continue
         after = draft.at(end)
-        while after < size and base[after] in " \t":
-            after = draft.at(after + 1)
+        if previous < 0 or base[previous] == "\n":  # it begins a line: the run after it goes
+            while after < size and base[after] in " \t":
+                after = draft.at(after + 1)
         new_joins.append(draft.delete(start, after))
     return new_joins
 

@@ -11,57 +11,9 @@ from answers.citations import (
     strip_out_of_range_markers,
 )
 from tests.fixtures.citation_texts import PROPERTY, source_counts, texts
+from tests.fixtures.commonmark import code_brackets
 
 # --- Literal readings of the spec, written for clarity, not speed ----------------
-
-
-def _code_mask(text: str) -> list[bool]:
-    """Which characters are code: fenced blocks first, then inline spans per stretch."""
-    code = [False] * len(text)
-    stretches: list[tuple[int, int]] = []
-    stretch_start = 0
-    fence = None
-    line_start = 0
-    while line_start <= len(text):
-        line_end = text.find("\n", line_start)
-        if line_end < 0:
-            line_end = len(text)
-        head = text[line_start : line_start + 3]
-        closes = fence is not None and head == fence
-        if fence is None and head in ("```", "~~~"):
-            stretches.append((stretch_start, line_start))
-            fence = head
-        for i in range(line_start, line_end):
-            code[i] = fence is not None
-        if closes:
-            fence = None
-            stretch_start = line_end + 1
-        line_start = line_end + 1
-    if fence is None:
-        stretches.append((stretch_start, len(text)))
-    for start, end in stretches:
-        runs = []
-        i = start
-        while i < end:
-            if text[i] == "`":
-                j = i
-                while j < end and text[j] == "`":
-                    j += 1
-                runs.append((i, j))
-                i = j
-            else:
-                i += 1
-        k = 0
-        while k < len(runs):
-            length = runs[k][1] - runs[k][0]
-            partner = next((m for m in range(k + 1, len(runs)) if runs[m][1] - runs[m][0] == length), None)
-            if partner is None:
-                k += 1
-                continue
-            for i in range(runs[k][0], runs[partner][1]):
-                code[i] = True
-            k = partner + 1
-    return code
 
 
 def _members_of(content: str) -> tuple[int, ...] | None:
@@ -80,10 +32,10 @@ def _members_of(content: str) -> tuple[int, ...] | None:
 
 
 def literal_scan(text: str) -> list[tuple[int, int, tuple[int, ...]]]:
-    code = _code_mask(text)
+    code = code_brackets(text)  # CommonMark decides what is code: markdown-it-py renders the text
     found = []
     for start, char in enumerate(text):
-        if char != "[" or code[start]:
+        if char != "[" or start in code:
             continue
         close = text.find("]", start)
         if close < 0:
@@ -124,7 +76,7 @@ def literal_strip(text: str, count: int) -> tuple[str, list[int]]:
             while before > 0 and text[before - 1] in " \t":
                 before -= 1
             after = end
-            if before == start:
+            if before == start and (start == 0 or text[start - 1] == "\n"):
                 while after < len(text) and text[after] in " \t":
                     after += 1
             text = text[:before] + text[after:]
