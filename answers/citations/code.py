@@ -10,7 +10,8 @@ Why markdown-it-py's own block parser, and a hand rule only for the inline part
   by `markdown_parser()`, the one function answers/rendering.py builds on. A
   hand copy of those rules drifted from CommonMark on 38 of 72 generated replies.
 - Fast enough, and only when needed. A text without a backtick and without
-  "~~~" has no code at all and is never parsed. Parsing costs about 0.1 s per
+  "~~~" has no code at all and is never parsed (unless it may hold a table:
+  cells past a table's columns are dropped unseen, so they are treated as code). Parsing costs about 0.1 s per
   MB of Markdown (bench/RESULTS_citations.md); inline parsing, which costs
   twice that, is not run: code spans are paired here, on each inline block's
   own text (a paragraph, a heading, a table cell), by markdown-it's rules
@@ -60,6 +61,8 @@ _BLOCKS = _block_parser()
 # a backslash escape (an ASCII punctuation character or a line break after it), or a run.
 _INLINE = re.compile(r"\\[!-/:-@\[-`{-~\n]|`++")
 _TICKS = re.compile(r"`++")
+# A line that may be a table's delimiter row: only then can a table hide cells.
+_DELIMITER_ROW = re.compile(r"^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.M)
 _ROW_PREFIX = re.compile(r"(?:[ \t]*>)*[ \t]*")
 # A line whose beginning may still make it a block of another kind (a list item,
 # quote, fence, heading, break, table row, setext underline) until more of it arrives.
@@ -116,6 +119,21 @@ class _Parsed:
             out.append((self._inline(token), token, False))
         return out
 
+    def hidden(self) -> list[tuple[int, int]]:
+        """The cells of table rows past the header's columns: markdown-it drops them unseen."""
+        hidden = []
+        columns = 0
+        for token in self.tokens:
+            if token.type == "table_open":
+                columns = 0
+            elif token.type == "th_open":
+                columns += 1
+            elif token.type == "tr_open" and token.map and columns:
+                cells = self._cells(token.map[0])
+                if len(cells) > columns:
+                    hidden.append((cells[columns][0], self.line_end(token.map[0])))
+        return hidden
+
     def _inline(self, token: Token) -> list[tuple[int, int]]:
         """A paragraph's or heading's inline text, located line by line in the source."""
         assert token.map is not None
@@ -136,7 +154,8 @@ class _Parsed:
         return pieces
 
     def _cells(self, row: int) -> list[tuple[int, int]]:
-        """The cells of a table row as markdown-it splits them: at each "|" not right after a backslash."""
+        """The cells of a table row as markdown-it splits them: at each "|" not right after a
+        backslash, an empty first or last cell (the row's outer pipes) left out."""
         source = self.lines[row]
         start = _ROW_PREFIX.match(source).end()  # type: ignore[union-attr]
         end = len(source.rstrip(" \t"))
@@ -147,6 +166,10 @@ class _Parsed:
                 cells.append((cell, i))
                 cell = i + 1
         cells.append((cell, end))
+        if cells and not source[cells[0][0] : cells[0][1]].strip(" \t"):
+            cells.pop(0)
+        if cells and not source[cells[-1][0] : cells[-1][1]].strip(" \t"):
+            cells.pop()
         base = self.starts[row]
         return [(base + a, base + b) for a, b in cells]
 
@@ -210,7 +233,7 @@ def _pair_block(text: str, pieces: list[tuple[int, int]], cells: bool) -> tuple[
 
 def code_regions(text: str) -> list[tuple[int, int]]:
     """Where `text` is code (fenced blocks and code spans), as (start, end) pairs in order."""
-    if "`" not in text and "~~~" not in text:
+    if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
         return []
     return _regions(_Parsed(text))[0]
 
@@ -221,6 +244,8 @@ _Block = tuple[Token, int, list[tuple[int, int]]]  # an inline block: token, fir
 def _regions(parsed: _Parsed) -> tuple[list[tuple[int, int]], list[_Block]]:
     text = parsed.text
     code = parsed.fences()
+    if "|" in text:
+        code += parsed.hidden()  # never shown: nothing there is a marker either
     blocks: list[_Block] = []
     if "`" in text:
         for pieces, token, cells in parsed.inlines():
@@ -228,6 +253,14 @@ def _regions(parsed: _Parsed) -> tuple[list[tuple[int, int]], list[_Block]]:
             code += spans
             blocks.append((token, unpaired, spans))
     code.sort()
+    if "|" in text:  # a hidden cell holds the spans inside it: one region
+        merged: list[tuple[int, int]] = []
+        for start, end in code:
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        code = merged
     return code, blocks
 
 
@@ -249,12 +282,10 @@ class Tail:
 
 
 def code_tail(text: str) -> Tail:
-    """See Tail. Cost: one block parse of `text` when it holds a backtick or a fence character."""
+    """See Tail. Cost: one block parse of `text`."""
     size = len(text)
     line = text.rfind("\n") + 1
     last = text[line:]
-    if "`" not in text and "~" not in text:
-        return Tail(size, 0, ("", _last_kind(text)), None)
     parsed = _Parsed(text)
     _, blocks = _regions(parsed)
     lines = len(parsed.lines)
@@ -265,7 +296,7 @@ def code_tail(text: str) -> Tail:
     # The last line while it is not finished may still become a fence, a closing fence, a
     # list item or a table row (its first characters decide), or a fence's opening line
     # whose info string gets a backtick.
-    if _UNSETTLED_LINE.fullmatch(last) and (last.strip(" \t>") or last):
+    if ("`" in last or "~" in last) and not line_settled(last):
         undecided = line
     top = [t for t in parsed.tokens if t.level == 0 and (t.nesting == 1 or t.type == "fence") and t.map]
     block_line = top[-1].map[0] if top else 0  # type: ignore[index]
@@ -279,9 +310,13 @@ def code_tail(text: str) -> Tail:
     for token, unpaired, spans in blocks:
         if token.map and token.map[1] >= ends:
             undecided = min(undecided, unpaired)
+            # A span reaching into the unfinished last line: that line may yet turn out to be a
+            # table's header, which ends the paragraph before it.
+            if line < size:
+                undecided = min([undecided, *(s for s, e in spans if s < line < e)])
             guard = _pipe_line(parsed, token)
             if guard is not None:
-                undecided = min(undecided, guard, *(s for s, e in spans if e > guard))
+                undecided = min([undecided, guard, *(s for s, e in spans if e > guard)])
     fence: str | None = None
     for token in open_tokens:
         if token.type == "fence" and token.level == 0 and token.map is not None:
@@ -324,14 +359,12 @@ def _pipe_line(parsed: _Parsed, token: Token) -> int | None:
     return None
 
 
+def line_settled(line: str) -> bool:
+    """Whether the first characters of an unfinished line already decide what kind of block it is."""
+    return bool(line) and _UNSETTLED_LINE.fullmatch(line) is None
+
+
 def _last_kind(text: str) -> str:
     if not text:
         return ""
     return text[-1] if text[-1] in "\n\\" else "x"
-
-
-def is_code_free(text: str) -> bool:
-    """Whether `text` can hold no code at all (no backtick, no fence character run)."""
-    return "`" not in text and "~~~" not in text
-
-

@@ -496,10 +496,12 @@ def _changes_code(draft: _Draft, joins: list[int]) -> bool:
     empties ends a paragraph, one it starts with "- " or "|" becomes a list item
     or a table row) and on backslashes next to backticks; a text without a
     backtick or a tilde has no code, and removals (of marker text and blanks)
-    add neither. Only such a text takes the local passes.
+    add neither; nor a text without a "|" cells a table hides (a removal at a
+    row's start can change how many cells it has). Only such a text takes the
+    local passes.
     """
     base = draft.base
-    return bool(joins) and ("`" in base or "~" in base)
+    return bool(joins) and ("`" in base or "~" in base or "|" in base)
 
 
 def _local_pass(

@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from answers.citations.code import code_tail
+from answers.citations.code import code_tail, line_settled
 from answers.citations.core import (
     _members,
     _split,
@@ -49,7 +49,6 @@ _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
 _MARKER_TAIL = re.compile(rf"\[{_CONTENT}*\]?")
 # Every dialect marker holds one of these (normalize_markers has nothing to do without).
 _MAY_BE_DIALECT = re.compile("\\[(?:[\\[\\^A-Za-z]|[ \t]+[A-Za-z])|[\u3010\uff3b\u2020]")
-_PLAIN = ("", "\n", "\\", "x")  # the contexts outside code
 _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 # A piece without these can only be text as it stands, whatever comes next
 # (dialect closers, "(" and ":" matter only after an opening bracket).
@@ -122,26 +121,30 @@ def _context(text: str, after: str = "") -> tuple[_State | None, int]:
     size = len(text)
     bracket = text.rfind("[")
     open_bracket = bracket >= 0 and _MARKER_TAIL.fullmatch(text[bracket:] + after) is not None
-    if "`" not in text and "~" not in text:  # no code, and no fence to come from this line
-        return (None if open_bracket else (("plain", _last(text)), _last(text))), size
     tail = code_tail(text)
     if tail.undecided < size:
         return None, tail.undecided
     if open_bracket or text.endswith("`"):
         return None, size
     line = text.rfind("\n") + 1
-    current = text[line:].translate(_NEUTRAL)
+    current = text[line:]
+    open_blocks = tail.key[0]
     if tail.fence is not None:
-        context = tail.fence + "\n" + current
+        context = tail.fence + "\n" + current.translate(_NEUTRAL)
+    elif not open_blocks and not current:
+        context = "\n" if text else ""  # nothing open: the next line starts afresh
     elif (
-        tail.key[0] == (("paragraph_open", "", 0),)
+        open_blocks == (("paragraph_open", "", 0),)
         and line > tail.block
         and "`" not in current
+        and "|" not in current
         and "|" not in text[text.rfind("\n", 0, line - 1) + 1 : line]
     ):
         # A line continuing a top-level paragraph whose backtick runs are all paired (none reaching
-        # into this line) reads the same after any paragraph line; not after a possible table header.
-        context = "x\n" + current
+        # into this line) reads the same after any paragraph line; once its first characters
+        # settle what it is, the rest of it changes nothing either.
+        rest = _last(current) if line_settled(current) else current.translate(_NEUTRAL)
+        context = "x\n" + rest
     else:
         context = text[tail.block :].translate(_NEUTRAL)
     return (tail.key, context), size
@@ -198,12 +201,21 @@ class LiveDisplay:
             # (a long run of digits fed one at a time costs its length, not its square).
             self._pending = pending
             return Step("")
-        if self._context in _PLAIN and _NOTHING_TO_DECIDE.fullmatch(pending):
-            # The common case, prose: only a trailing blank run waits (a marker may take it).
+        context = self._context
+        if (
+            context
+            and context[-1] != "\n"
+            and _NOTHING_TO_DECIDE.fullmatch(pending)
+            and "|" not in pending
+            and line_settled(context[context.rfind("\n") + 1 :])
+        ):
+            # The common case, prose in the middle of a line whose kind is settled: only a
+            # trailing blank run waits (a marker may take it). The context keeps its blocks;
+            # its last character stands for the new last one (a "|" stays: it may make a table).
             display = pending.rstrip(" \t")
             self._pending = pending[len(display) :]
             if display:
-                self._context = _last(display)
+                self._context = context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
             return Step(display)
         self._pending = pending
         cut = self._settled()

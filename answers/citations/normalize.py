@@ -173,7 +173,7 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         # Where code is, on the text as the model wrote it.
-        self.code = _code(text) if "`" in text or "~~~" in text else []
+        self.code = _code(text)
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
