@@ -78,9 +78,19 @@ SCAN_CASES = [
     pytest.param("```\n[1]", [], id="fence/unclosed-runs-to-the-end"),
     pytest.param("```\n[1]\n~~~\n[2]", [], id="fence/closes-only-with-the-same-three-characters"),
     pytest.param("~~~\n[1]\n```\n[2]\n~~~\n[3]", [(20, 23, (3,))], id="fence/other-fence-inside-is-code"),
-    pytest.param("````\n[1]\n```\n[2]", [(13, 16, (2,))], id="fence/four-backticks-open-three-close"),
-    pytest.param("```\n[1]\n``` [2]\n[3]", [(16, 19, (3,))], id="fence/closing-line-is-code-to-its-end"),
-    pytest.param(" ```\n[1]", [(5, 8, (1,))], id="fence/must-start-the-line"),
+    pytest.param("````\n[1]\n```\n[2]", [], id="fence/closes-only-with-a-run-at-least-as-long"),
+    pytest.param("````\n[1]\n`````\n[2]", [(15, 18, (2,))], id="fence/a-longer-run-closes"),
+    pytest.param("```\n[1]\n``` [2]\n[3]", [], id="fence/a-closing-line-holds-nothing-else"),
+    pytest.param("```\n[1]\n```  \n[3]", [(14, 17, (3,))], id="fence/blanks-may-follow-the-closing-run"),
+    pytest.param(" ```\n[1]", [], id="fence/up-to-three-spaces-before-it"),
+    pytest.param("    ```\n[1]", [], id="fence/indented-code-is-off-so-four-spaces-still-fence"),
+    pytest.param("a ```\n[1]", [(6, 9, (1,))], id="fence/must-start-its-line"),
+    pytest.param("```a`b\n[1]", [(7, 10, (1,))], id="fence/a-backtick-fence-info-holds-no-backtick"),
+    pytest.param("> ~~~\n> print(a[1])\n> ~~~\nSee [2].", [(30, 33, (2,))], id="fence/in-a-block-quote"),
+    pytest.param(
+        "- step\n\n  ```\n  a[1]\n  ```\n- next [2]", [(34, 37, (2,))], id="fence/in-a-list-item"
+    ),
+    pytest.param("> ```\n> a[1]\n\n[2]", [(14, 17, (2,))], id="fence/ends-with-its-block-quote"),
     pytest.param("``\n[1]", [(3, 6, (1,))], id="fence/two-backticks-are-no-fence"),
     pytest.param("a ```\n[1]\n```", [(6, 9, (1,))], id="fence/opens-even-after-an-unclosed-inline-run"),
     # Inline code spans
@@ -92,6 +102,24 @@ SCAN_CASES = [
     pytest.param("`a\\` [1] `", [(5, 8, (1,))], id="span/backslash-does-not-escape-a-backtick"),
     pytest.param("` [1] `` [2] `` [3] `", [], id="span/runs-inside-a-span-are-its-content"),
     pytest.param("`\n```\n[1]\n```\n` [2]", [(16, 19, (2,))], id="span/never-reaches-across-a-fenced-block"),
+    pytest.param("`a\n\n[1] b`", [(4, 7, (1,))], id="span/never-reaches-across-a-blank-line"),
+    pytest.param("# `a\n[1] b`", [(5, 8, (1,))], id="span/never-reaches-out-of-a-heading"),
+    pytest.param("\\`[1]` x", [(2, 5, (1,))], id="span/an-escaped-backtick-opens-nothing"),
+    pytest.param(
+        "| key | use |\n|---|---|\n| `a | b [1]` |", [(33, 36, (1,))], id="span/never-reaches-across-a-cell"
+    ),
+    pytest.param("| a | b |\n|---|---|\n| c | d | [1] |", [], id="table/a-cell-past-the-columns-is-never-shown"),
+    # The examples of issue 30, as the reader now sees them.
+    pytest.param(
+        "Press the ` key to open the console [2].\n\nThen type `help` to list the commands [1].",
+        [(36, 39, (2,)), (80, 83, (1,))],
+        id="issue-30/a-lone-backtick-pairs-with-nothing-past-a-blank-line",
+    ),
+    pytest.param(
+        "````\nprint(a[1])\n```\n[2]\n````\n[3]",
+        [(30, 33, (3,))],
+        id="issue-30/a-four-backtick-fence-is-not-closed-by-three",
+    ),
 ]
 
 
@@ -151,7 +179,10 @@ STRIP_CASES = [
     pytest.param("x``[9]` [5] `", 1, "x``` `", [9, 5], id="passes/removal-merges-backtick-runs"),
     pytest.param("\\ [9][1]", 1, "\\[1]", [9], id="passes/removal-escapes-the-next-marker"),
     pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
-    pytest.param("[1][9] (x)", 1, "[1](x)", [9], id="passes/removal-makes-a-link"),
+    pytest.param("[1][9] (x)", 1, "[1] (x)", [9], id="passes/a-marker-not-starting-a-line-goes-alone"),
+    pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
+    pytest.param("> ~~~\n> print(a[1])\n> ~~~\nSee [4].", 3, "> ~~~\n> print(a[1])\n> ~~~\nSee.", [4],
+                 id="issue-30/code-in-a-quoted-fence-is-not-touched"),  # fmt: skip
 ]
 
 
