@@ -119,6 +119,11 @@ class Answer(models.Model):
         editable=False,
         help_text="Marker dialects rewritten before stripping ({dialect, text} in the order met).",
     )
+    rules_version = models.PositiveSmallIntegerField(
+        default=1,
+        editable=False,
+        help_text="The version of the citation rules the trail was computed under (docs/citations.md).",
+    )
     truncated = models.BooleanField(default=False)
     error_kind = models.CharField(
         max_length=32, blank=True

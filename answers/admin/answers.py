@@ -221,6 +221,7 @@ class AnswerAdmin(_AnswerAdminBase):
                     "normalized_markers",
                     "stripped_members",
                     "fallback",
+                    "rules_version",
                 )
             },
         ),

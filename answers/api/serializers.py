@@ -289,6 +289,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "stripped",
             "markers",
             "normalized",
+            "rules_version",
             "fallback",
             "truncated",
             "provider",

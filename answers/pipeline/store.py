@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from answers import metrics, selectors
+from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
@@ -36,6 +37,7 @@ _COMPLETED_FIELDS = [
     "fallback",
     "markers",
     "normalized",
+    "rules_version",
     "truncated",
     "status",
     "first_piece_ms",
@@ -131,6 +133,7 @@ def answer_complete(
         answer.fallback = trail.fallback
         answer.markers = trail.markers_json()
         answer.normalized = trail.normalized_json()
+        answer.rules_version = RULES_VERSION
         answer.truncated = truncated
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms
