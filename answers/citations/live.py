@@ -86,10 +86,15 @@ def _open_forms(names: Collection[str]) -> re.Pattern[str]:
 
 
 def _last(text: str) -> str:
-    """The one character of `text` that matters to what follows: line start, backslash, or anything else."""
+    """What of the end of `text` matters to what follows: a line start, a backslash (two when an
+    even run of them ends it: then Markdown escapes nothing after it, while a bracket right after
+    one is still text), or anything else."""
     if not text:
         return ""
-    return text[-1] if text[-1] in "\n\\" else "x"
+    if text[-1] == "\\":
+        run = len(text) - len(text.rstrip("\\"))
+        return "\\" if run % 2 else "\\\\"
+    return text[-1] if text[-1] == "\n" else "x"
 
 
 # Stands for the text displayed so far: its key (what it leaves open) and the text that puts a scan in
@@ -135,16 +140,15 @@ def _context(text: str, after: str = "") -> tuple[_State | None, int]:
         context = "\n" if text else ""  # nothing open: the next line starts afresh
     elif (
         open_blocks == (("paragraph_open", "", 0),)
-        and line > tail.block
         and "`" not in current
         and "|" not in current
-        and "|" not in text[text.rfind("\n", 0, line - 1) + 1 : line]
+        and (line == tail.block or "|" not in text[text.rfind("\n", 0, line - 1) + 1 : line])
     ):
-        # A line continuing a top-level paragraph whose backtick runs are all paired (none reaching
-        # into this line) reads the same after any paragraph line; once its first characters
-        # settle what it is, the rest of it changes nothing either.
+        # A line of a top-level paragraph whose backtick runs are all paired (none reaching into
+        # this line) reads the same after any paragraph line (or as the first line, when it is
+        # one); once its first characters settle what it is, the rest of it changes nothing.
         rest = _last(current) if line_settled(current) else current.translate(_NEUTRAL)
-        context = "x\n" + rest
+        context = rest if line == tail.block else "x\n" + rest
     else:
         context = text[tail.block :].translate(_NEUTRAL)
     return (tail.key, context), size
@@ -179,6 +183,8 @@ class LiveDisplay:
         self._pending = ""  # raw text received and not yet displayed
         self._mapping: dict[int, int] = {}  # original number -> final number
         self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
+        self._held_open = False  # the pending text is blanks and an open bracket with member characters
+        self._stays_after = False  # the text held after the last cut is blanks and a bracket never removed
         self._closed = False
 
     @property
@@ -196,11 +202,12 @@ class LiveDisplay:
             # span's block) ends the wait.
             self._pending = pending
             return Step("")
-        if self._pending and _HELD_OPEN.fullmatch(self._pending) and not piece.strip(_MEMBER_CHARS):
+        if self._held_open and not piece.strip(_MEMBER_CHARS):
             # An open bracket gaining member characters stays open: nothing to look at again
             # (a long run of digits fed one at a time costs its length, not its square).
             self._pending = pending
             return Step("")
+        self._held_open = False
         context = self._context
         if (
             context
@@ -220,6 +227,9 @@ class LiveDisplay:
         self._pending = pending
         cut = self._settled()
         if cut == 0:
+            # Nothing settles: if all that is held is blanks and one open bracket, member
+            # characters alone will keep it so.
+            self._held_open = _HELD_OPEN.fullmatch(pending) is not None
             return Step("")
         return self._release(cut, final=False)
 
@@ -272,6 +282,7 @@ class LiveDisplay:
         removal joins the text before a marker to what follows it.
         """
         pending = self._pending
+        self._stays_after = False
         while True:
             before = cut
             while cut > 0 and pending[cut - 1] in " \t`":
@@ -284,7 +295,11 @@ class LiveDisplay:
                     cut = line
             opening = self._open_before(line, cut)
             if opening is not None:
-                if self._never_removed(pending, opening, cut):
+                # (Judged on all that is known after it, up to where this round began: the
+                # blanks after a number say it is complete.)
+                if self._never_removed(pending, opening, before):
+                    # What follows the cut (blanks, then a bracket never removed) stays as it is.
+                    self._stays_after = True
                     return len(pending[:opening].rstrip(" \t"))
                 cut = opening
             if cut == before:
@@ -336,6 +351,8 @@ class LiveDisplay:
         # A backtick after the stretch stays (removals take markers and blanks only): a marker
         # at the end is decided by it.
         after = self._pending[cut : cut + 1] if self._pending.startswith("`", cut) else ""
+        if self._stays_after and not final:
+            after = self._pending[cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))]
         states = [_context(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
