@@ -108,7 +108,10 @@ def main() -> None:
         mine = cpu_ms(lambda: live(pieces, count))  # noqa: B023
         ratio = mine / base
         figures.append({"name": name, "whole_ms": base, "live_ms": mine, "ratio": ratio})
-        print(f"| {name} | {base:.1f} | {mine:.1f} | {ratio:.2f}x | within 3x: {'met' if ratio <= 3 else 'not met'} |")
+        print(
+            f"| {name} | {base:.1f} | {mine:.1f} | {ratio:.2f}x "
+            f"| within 3x: {'met' if ratio <= 3 else 'not met'} |"
+        )
 
     text = structured(20_000)
     pieces = split(text, size=20)
@@ -124,11 +127,19 @@ def main() -> None:
     print("| floor: one regex pass (ms) | normalize + strip + finalize (ms) | ratio (target 4x) "
           "| live display, 20-character pieces (ms) | live / whole |")  # fmt: skip
     print("|---:|---:|---:|---:|---:|")
-    print(f"| {base:.1f} | {all_three:.1f} | {all_three / base:.2f}x | {streamed:.0f} | {streamed / all_three:.2f}x |")
+    print(
+        f"| {base:.1f} | {all_three:.1f} | {all_three / base:.2f}x "
+        f"| {streamed:.0f} | {streamed / all_three:.2f}x |"
+    )
     result = {"floods": figures, "structured": {"mb": len(text) / 1e6, "floor_ms": base,
               "all_ms": all_three, "live_ms": streamed}}  # fmt: skip
     (BENCH / "RESULTS_floods.json").write_text(json.dumps(result, indent=2) + "\n")
-    header = ["## Marker floods and Markdown structure (`bench/bench_floods.py`)", "", (__doc__ or "").strip(), ""]
+    header = [
+        "## Marker floods and Markdown structure (`bench/bench_floods.py`)",
+        "",
+        (__doc__ or "").strip(),
+        "",
+    ]
     RESULTS.write_text("\n".join(header + lines) + "\n")
 
 

@@ -192,7 +192,7 @@ def _pair(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
             position = found.end()
             continue
         size = found.end() - opener
-        starts = runs[size] if size in runs else []
+        starts = runs.get(size, [])
         k = bisect_left(starts, found.end())
         if k < len(starts):
             spans.append((opener, starts[k] + size))
@@ -324,10 +324,12 @@ def code_tail(text: str) -> Tail:
             if token.map[0] == lines - 1:
                 undecided = min(undecided, parsed.starts[token.map[0]])
             fence = token.markup
-    if open_tokens and any(t.level > 0 or t.type not in ("fence", "paragraph_open", "heading_open") for t in open_tokens):
-        # Inside a list, a quote or a table, later lines can still change this block: wait for it.
-        if "`" in text[block:] or "~" in text[block:]:
-            undecided = min(undecided, block)
+    # Inside a list, a quote or a table, later lines can still change this block: code in it waits.
+    in_container = any(
+        t.level > 0 or t.type not in ("fence", "paragraph_open", "heading_open") for t in open_tokens
+    )
+    if in_container and ("`" in text[block:] or "~" in text[block:]):
+        undecided = min(undecided, block)
     key = (
         tuple((t.type, t.markup, t.level) for t in open_tokens),
         _last_kind(text),

@@ -222,7 +222,9 @@ class LiveDisplay:
             display = pending.rstrip(" \t")
             self._pending = pending[len(display) :]
             if display:
-                self._context = context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
+                self._context = (
+                    context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
+                )
             return Step(display)
         self._pending = pending
         cut = self._settled()
@@ -352,7 +354,9 @@ class LiveDisplay:
         # at the end is decided by it.
         after = self._pending[cut : cut + 1] if self._pending.startswith("`", cut) else ""
         if self._stays_after and not final:
-            after = self._pending[cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))]
+            after = self._pending[
+                cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))
+            ]
         states = [_context(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text

@@ -63,7 +63,12 @@ _FORMS: dict[str, dict[str, tuple[str, str]]] = {
     "double": {
         SQUARE: (
             r"\[",
-            r"\[(?:[ \t]*+(?ai:(?>" + _LABELS + r"))[ \t]*+(?::[ \t]*+)?+)?+" + _members("m_double") + r"\]\]" + _NO_LINK,
+            r"\[(?:[ \t]*+(?ai:(?>"
+            + _LABELS
+            + r"))[ \t]*+(?::[ \t]*+)?+)?+"
+            + _members("m_double")
+            + r"\]\]"
+            + _NO_LINK,
         )
     },
     "fullwidth": {

@@ -87,9 +87,7 @@ SCAN_CASES = [
     pytest.param("a ```\n[1]", [(6, 9, (1,))], id="fence/must-start-its-line"),
     pytest.param("```a`b\n[1]", [(7, 10, (1,))], id="fence/a-backtick-fence-info-holds-no-backtick"),
     pytest.param("> ~~~\n> print(a[1])\n> ~~~\nSee [2].", [(30, 33, (2,))], id="fence/in-a-block-quote"),
-    pytest.param(
-        "- step\n\n  ```\n  a[1]\n  ```\n- next [2]", [(34, 37, (2,))], id="fence/in-a-list-item"
-    ),
+    pytest.param("- step\n\n  ```\n  a[1]\n  ```\n- next [2]", [(34, 37, (2,))], id="fence/in-a-list-item"),
     pytest.param("> ```\n> a[1]\n\n[2]", [(14, 17, (2,))], id="fence/ends-with-its-block-quote"),
     pytest.param("``\n[1]", [(3, 6, (1,))], id="fence/two-backticks-are-no-fence"),
     pytest.param("a ```\n[1]\n```", [(6, 9, (1,))], id="fence/opens-even-after-an-unclosed-inline-run"),
@@ -108,7 +106,9 @@ SCAN_CASES = [
     pytest.param(
         "| key | use |\n|---|---|\n| `a | b [1]` |", [(33, 36, (1,))], id="span/never-reaches-across-a-cell"
     ),
-    pytest.param("| a | b |\n|---|---|\n| c | d | [1] |", [], id="table/a-cell-past-the-columns-is-never-shown"),
+    pytest.param(
+        "| a | b |\n|---|---|\n| c | d | [1] |", [], id="table/a-cell-past-the-columns-is-never-shown"
+    ),
     # The examples of issue 30, as the reader now sees them.
     pytest.param(
         "Press the ` key to open the console [2].\n\nThen type `help` to list the commands [1].",
@@ -181,8 +181,13 @@ STRIP_CASES = [
     pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
     pytest.param("[1][9] (x)", 1, "[1] (x)", [9], id="passes/a-marker-not-starting-a-line-goes-alone"),
     pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
-    pytest.param("> ~~~\n> print(a[1])\n> ~~~\nSee [4].", 3, "> ~~~\n> print(a[1])\n> ~~~\nSee.", [4],
-                 id="issue-30/code-in-a-quoted-fence-is-not-touched"),  # fmt: skip
+    pytest.param(
+        "> ~~~\n> print(a[1])\n> ~~~\nSee [4].",
+        3,
+        "> ~~~\n> print(a[1])\n> ~~~\nSee.",
+        [4],
+        id="issue-30/code-in-a-quoted-fence-is-not-touched",
+    ),
 ]
 
 
