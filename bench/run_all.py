@@ -23,7 +23,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 ORDER = [
     "citations", "retrieval", "pipeline", "latency", "events", "retention", "streams", "concurrency",
-    "live", "support", "dense", "markdown",
+    "live", "support", "dense", "markdown", "floods",
 ]  # fmt: skip
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.
 BY_HAND = BENCH / "NOTES_by_hand.md"
