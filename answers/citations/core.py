@@ -69,10 +69,6 @@ _SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
 _CONTENT = frozenset("0123456789 \t,-\u2013")
-# A whole fenced block after a newline: the opening line, the lines that do not
-# start with its three characters, and the closing line if there is one.
-_FENCED_BLOCK = re.compile(r"\n(```|~~~)[^\n]*+(?:\n(?!\1)[^\n]*+)*+(?:\n[^\n]*+)?")
-_TICK_RUNS = re.compile(r"(``*+)")  # not "`+": that form loses the engine's fast literal search
 
 
 def _to_int(digits: str) -> int:
@@ -132,45 +128,9 @@ def _parse_members(written: str) -> tuple[int, ...]:
 
 # --- Where the code is ---------------------------------------------------------
 #
-# Fenced blocks are found first, from the lines alone; inline code spans are then
-# paired inside each stretch of text between fenced blocks, so a span never
-# reaches across a fenced block (as in CommonMark, where a fence ends the
-# paragraph). Markers are the candidates outside both. These helpers serve both
-# the whole-text scan and the live display (answers.citations.live).
-
-
-def _runs(text: str, a: int, b: int, base: int) -> tuple[list[int], list[int]]:
-    """Absolute starts and lengths of the backtick runs in text[a:b] (`base`: offset of text[0])."""
-    if text.find("`", a, b) < 0:
-        return [], []
-    # split() and accumulate() find the runs without a match object each: an
-    # input of nothing but backtick runs stays cheap.
-    parts = _TICK_RUNS.split(text[a:b])  # text, run, text, ..., run, text
-    sizes = list(map(len, parts))
-    return list(accumulate(sizes[:-1], initial=a + base))[1::2], sizes[1::2]
-
-
-def _spans(starts: list[int], lengths: list[int], stretch_ends: bool) -> tuple[list[tuple[int, int]], int]:
-    """Inline code spans: each run opens one, closed by the next run of exactly its length.
-
-    Returns the spans and the index of the first run left undecided: an opener
-    with no partner yet, which only the end of the stretch makes plain text
-    (len(lengths) when nothing is left).
-    """
-    last = dict(zip(lengths, range(len(lengths)), strict=True))  # where each length occurs last
-    spans: list[tuple[int, int]] = []
-    i = 0
-    while i < len(lengths):
-        length = lengths[i]
-        if last[length] > i:
-            j = lengths.index(length, i + 1)
-            spans.append((starts[i], starts[j] + length))
-            i = j + 1
-        elif stretch_ends:
-            i += 1
-        else:
-            break
-    return spans, i
+# Code is what CommonMark says it is (answers.citations.code, one engine for the
+# scanner, normalize, strip, the live display and the page's port). Markers are
+# the candidates outside it.
 
 
 def _code(text: str) -> list[tuple[int, int]]:
