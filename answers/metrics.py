@@ -107,7 +107,7 @@ def answer_done(answer: Answer, trail: Trail) -> None:
     citation_outcomes(
         {
             DROPPED_SOURCE: sum(s.status == SourceStatus.DROPPED for s in sources),
-            RENUMBERED_SOURCE: sum(s.final_number not in (None, s.original_number) for s in sources),
+            RENUMBERED_SOURCE: sum(s.renumbered for s in sources),
             FALLBACK: int(trail.fallback),
             STRIPPED_MEMBER: len(trail.stripped),
             NORMALIZED_MARKER: len(trail.normalized),

@@ -211,6 +211,11 @@ class AnswerSource(models.Model):
     first_cited_offset = models.PositiveIntegerField(
         null=True, blank=True, help_text="Character offset of its first marker in the raw text."
     )
+    renumbered = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Whether it kept a number in the final text other than its retrieval number.",
+    )
     quotes = models.JSONField(
         default=list,
         blank=True,

@@ -5,7 +5,7 @@
 - `feedback`: readers' feedback, read-only; reviewers may mark it resolved.
 - `documents`: the site's content, read-only.
 - `health`: the citation health page (served by the answer admin).
-- `selectors`: the read queries behind these pages; "renumbered" is defined there once.
+- `selectors`: the read queries behind these pages (they read the stored `AnswerSource.renumbered`).
 """
 
 from __future__ import annotations

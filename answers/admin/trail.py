@@ -93,7 +93,7 @@ class SourceRow:
 
     @property
     def renumbered(self) -> bool:
-        return bool(getattr(self.source, "renumbered", False))
+        return self.source.renumbered
 
 
 def source_rows(sources: Sequence[AnswerSource], support: Any = None) -> list[SourceRow]:
@@ -308,7 +308,7 @@ def _decision(entry: dict[str, Any], raw_text: str, sources: Mapping[int, Answer
     if stored.outcome in IN_FINAL_TEXT:
         for member in stored.members:
             source = sources.get(member)
-            if member not in stored.stripped and source is not None and getattr(source, "renumbered", False):
+            if member not in stored.stripped and source is not None and source.renumbered:
                 renumbering.append(f"{member} → {source.final_number}")
     return ShownDecision(
         **{f.name: getattr(stored, f.name) for f in fields(MarkerDecision)},

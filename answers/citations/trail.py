@@ -46,6 +46,13 @@ class SourceOutcome:
     status: SourceStatus
     citation_count: int  # markers of the final text that cite it
     first_cited_offset: int | None  # offset in the raw text of its first marker
+    renumbered: bool = False  # source_renumbered(): stored on AnswerSource, read by admin and metrics
+
+
+def source_renumbered(original_number: int, final_number: int | None) -> bool:
+    """The rule, spelled once: a source is renumbered when it kept a number in the final text
+    other than its retrieval number (an answer is renumbered when one of its sources is)."""
+    return final_number is not None and final_number != original_number
 
 
 @dataclass(frozen=True)
@@ -64,12 +71,6 @@ class MarkerDecision:
     final: str | None = None  # its canonical text in the final text
     final_members: tuple[int, ...] = ()  # its members' final numbers, ascending
     dialect: str | None = None  # the dialect it was normalized from (issue 16)
-
-    @property
-    def renumbered(self) -> bool:
-        """Whether a member that stayed got a new number."""
-        kept = [m for m in self.members if m not in self.stripped]
-        return self.final is not None and sorted(kept) != list(self.final_members)
 
     def as_json(self) -> dict[str, Any]:
         """The stored form (Answer.markers holds a list of these)."""
@@ -116,10 +117,6 @@ class Trail:
     # (dialect name, the text rewritten or removed) per normalize_markers() rewrite, in the
     # order met: the record of step 0.
     normalized: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def renumbered(self) -> bool:
-        return any(s.final_number not in (None, s.original_number) for s in self.sources)
 
     def markers_json(self) -> list[dict[str, Any]]:
         return [marker.as_json() for marker in self.markers]
@@ -182,6 +179,7 @@ def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str]
                 status=status,
                 citation_count=counts.get(new, 0) if new is not None else 0,
                 first_cited_offset=first_offset.get(original) if status == SourceStatus.CITED else None,
+                renumbered=source_renumbered(original, new),
             )
         )
     return Trail(

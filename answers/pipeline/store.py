@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports stor
 
 # What finalize decides for each source: the names of AnswerSource's fields and of the
 # trail's SourceOutcome alike, copied from one to the other and stored by store_source_outcomes.
-SOURCE_OUTCOME_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
+SOURCE_OUTCOME_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset", "renumbered")
 
 # What completing an answer writes.
 _COMPLETED_FIELDS = [
