@@ -38,8 +38,8 @@ REPEATS = 3
 
 
 def whole(text: str, count: int) -> str:
-    stripped = strip_out_of_range_markers(normalize_markers(text).text, count).text
-    return finalize_citations(stripped, list(range(1, count + 1))).text
+    stripped = strip_out_of_range_markers(normalize_markers(text).text, count)
+    return finalize_citations(stripped.text, list(range(1, count + 1)), cut=stripped.cut).text
 
 
 def live(pieces: list[str], count: int) -> str:

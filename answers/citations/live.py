@@ -7,13 +7,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from answers.citations.code import code_tail, line_settled
-from answers.citations.core import (
-    _members,
-    _split,
-    _strip_pass,
-    render_marker,
-)
+from answers.citations.finalize import number_first_citations
 from answers.citations.normalize import _selection, normalize_markers
+from answers.citations.scan import in_range, marker_members, render_marker, split_candidates
+from answers.citations.strip import strip_pass
 
 # --- What may still change ------------------------------------------------------
 #
@@ -362,28 +359,25 @@ class LiveDisplay:
             text = normalize_markers(text, self._dialects).text
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
             states.append(_context(text, after)[0])
-        parts, excluded = _split(text)
-        markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
-        if any(not 0 < member <= self._count for members in markers.values() for member in members):
+        parts, excluded = split_candidates(text)
+        markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+        if any(not in_range(member, self._count) for members in markers.values() for member in members):
             stripped: list[int] = []
             while True:
-                text, joins = _strip_pass(text, self._count, stripped)
+                text, joins = strip_pass(text, self._count, stripped)
                 if not joins:
                     break
                 # Re-rendering a marker moves no code; a removal may have.
                 states.append(_context(text, after)[0])
-            parts, excluded = _split(text)
-            markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+            parts, excluded = split_candidates(text)
+            markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
         first = states[0]
         if not final and (first is None or any(state is None or state[0] != first[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
         mapping = self._mapping
         cited: list[tuple[int, int]] = []
         for i, members in markers.items():
-            for member in members:
-                if member not in mapping:
-                    mapping[member] = len(mapping) + 1
-                    cited.append((mapping[member], member))
+            cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
             parts[i] = render_marker(mapping[m] for m in members)
         shown = "".join(parts)
         display = shown[len(context) :]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heapify, heappop, heapreplace
 
-from answers.citations.core import _RANGE, _SEP, _code, _ranges_in_bounds
+from answers.citations.code import code_regions
+from answers.citations.scan import RANGE, SEP, ranges_in_bounds
 
 # The table's order is the order in which the dialects are tried at a position.
 DIALECTS = ("footnote-definition", "double", "fullwidth", "dagger", "dagger-indexed", "label", "footnote")
@@ -46,7 +47,7 @@ class Normalized:
 
 def _members(group: str) -> str:
     """A member list M, captured in `group`: exactly the bracket content of a canonical marker."""
-    return rf"(?P<{group}>[ \t]*+{_RANGE}(?:{_SEP}{_RANGE})*+[ \t]*+)"
+    return rf"(?P<{group}>[ \t]*+{RANGE}(?:{SEP}{RANGE})*+[ \t]*+)"
 
 
 SQUARE, LENTICULAR, FULLWIDTH = "[", "\u3010", "\uff3b"
@@ -178,7 +179,7 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         # Where code is, on the text as the model wrote it.
-        self.code = _code(text)
+        self.code = code_regions(text)
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
@@ -202,7 +203,7 @@ class _Scan:
             replacement = "[0]"  # names no source of ours: strip removes it, and the trail records it
         elif groups:
             members = next(filter(None, map(match.group, groups)))
-            if ("-" in members or "\u2013" in members) and not _ranges_in_bounds(members):
+            if ("-" in members or "\u2013" in members) and not ranges_in_bounds(members):
                 return None  # an M with a range out of bounds is no member list
             if name == "dagger":
                 end = self.closes.end(self.text[start], end)

@@ -8,16 +8,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from answers.citations.core import (
-    Marker,
-    _Draft,
-    _members,
-    _verdict,
-    finalize_citations,
-    scan_markers,
-    strip_out_of_range_markers,
-)
+from answers.citations.finalize import finalize_citations
 from answers.citations.normalize import Rewrite, normalize_markers
+from answers.citations.scan import Marker, in_range, marker_members, scan_markers
+from answers.citations.strip import Draft, marker_verdict, strip_out_of_range_markers
 
 
 class SourceStatus(enum.StrEnum):
@@ -148,14 +142,14 @@ def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str]
     recorder = _Recorder(source_count, len(text), origin)
     stripped = strip_out_of_range_markers(text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
-    final = finalize_citations(stripped.text, numbers)
+    final = finalize_citations(stripped.text, numbers, cut=stripped.cut)
     dialect_at = {(r.start, r.end): r.dialect for r in normalized.rewrites if r.replacement}
     markers = recorder.decisions(stripped.text, final.text, dialect_at)
 
     first_offset: dict[int, int] = {}
     for marker in scan_markers(text):
         for member in marker.members:
-            if 1 <= member <= source_count:
+            if in_range(member, source_count):
                 first_offset.setdefault(member, marker.start if origin is None else origin[marker.start])
 
     counts: dict[int, int] = {}
@@ -230,7 +224,7 @@ class _Found:
 
 
 class _Recorder:
-    """Hears strip's passes (core.StripTrace) and keeps, per marker, where it came from in the raw text.
+    """Hears strip's passes (strip.StripTrace) and keeps, per marker, where it came from in the raw text.
 
     It keeps the raw position of every character of the text the current pass
     works on (an array, so memory stays proportional to the text); a pass over
@@ -271,13 +265,13 @@ class _Recorder:
         span = (self._at(start), self._at(end - 1) + 1)
         found = self._live.get(span)
         if found is None or found.current != written:
-            found = _Found(*span, written, self._passes, _members(written), written)
+            found = _Found(*span, written, self._passes, marker_members(written), written)
             self._found.append(found)
             self._live[span] = found
         return found
 
     def _strip(self, found: _Found) -> None:
-        verdict = _verdict(_members(found.current), self._count)
+        verdict = marker_verdict(marker_members(found.current), self._count)
         if verdict is None:
             return
         replacement, dropped = verdict
@@ -313,12 +307,12 @@ class _Recorder:
             positions += self._slice(copied, start)
             self._positions = positions
 
-    def local_pass(self, draft: _Draft, markers: list[tuple[int, int, str]]) -> None:
+    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]]) -> None:
         self._passes += 1
         for start, end, written in markers:
             self._strip(self._meet(start, end, written))
 
-    def drafted(self, draft: _Draft) -> None:
+    def drafted(self, draft: Draft) -> None:
         edits = draft.edits()
         if not edits:
             return

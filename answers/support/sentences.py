@@ -28,7 +28,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from answers.citations import Marker, scan_markers
-from answers.citations.core import _code
+from answers.citations.code import code_regions
 
 _FENCES = ("```", "~~~")
 _BLOCK_START = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]|\d{1,9}[.)](?:[ \t]|$)|>|\|)")
@@ -60,7 +60,7 @@ def _code_kinds(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]
     """
     fenced: list[tuple[int, int]] = []
     inline: list[tuple[int, int]] = []
-    for start, end in _code(text):
+    for start, end in code_regions(text):
         at_line_start = start == 0 or text[start - 1] == "\n"
         (fenced if at_line_start and text.startswith(_FENCES, start) else inline).append((start, end))
     return fenced, inline

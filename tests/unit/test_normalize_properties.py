@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answers.citations import normalize_markers, scan_markers
-from answers.citations.core import _code
+from answers.citations.code import code_regions
 from answers.citations.normalize import DIALECTS
 
 L, R = "\u3010", "\u3011"  # lenticular brackets
@@ -101,7 +101,7 @@ def labelled_at(text: str, i: int, opening: str, closing: str) -> tuple[int, str
 
 def literal_normalize(text: str, dialects: set[str] | None) -> tuple[str, list[tuple[str, str]]]:
     code = [False] * len(text)
-    for start, end in _code(text):
+    for start, end in code_regions(text):
         code[start:end] = [True] * (end - start)
     out: list[str] = []
     found: list[tuple[str, str]] = []
