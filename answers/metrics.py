@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 
 from answers.citations.trail import SourceStatus, Trail
 from answers.conf import conf
-from answers.support.record import UNCITED, UNSUPPORTED
+from answers.support.record import UNSUPPORTED, grounded_uncited
 
 if TYPE_CHECKING:
     from answers.models import Answer
@@ -135,7 +135,7 @@ def support_outcomes(record: Mapping[str, Any]) -> None:
                 if s["verdict"] == UNSUPPORTED
                 for score in s["scores"].values()
             ),
-            GROUNDED_UNCITED: sum(s["verdict"] == UNCITED and bool(s["grounded_by"]) for s in sentences),
+            GROUNDED_UNCITED: sum(bool(grounded_uncited(s)) for s in sentences),
         }
     )
 
