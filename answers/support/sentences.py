@@ -215,9 +215,13 @@ def _merge_wordless(text: str, spans: list[tuple[int, int]], markers: _Markers) 
     return merged
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """The sentences of `text` outside fenced code blocks, in order (see the module docstring)."""
-    markers = _Markers(scan_markers(text))
+def split_sentences(text: str, markers_of_text: list[Marker] | None = None) -> list[Sentence]:
+    """The sentences of `text` outside fenced code blocks, in order (see the module docstring).
+
+    `markers_of_text`: the text's markers when they are known (a stored answer's, from its trail:
+    citations.trail.final_markers()); else the text is scanned.
+    """
+    markers = _Markers(scan_markers(text) if markers_of_text is None else markers_of_text)
     fenced, inline = _code_kinds(text)
     code = _Spans(inline)
     sentences = []
