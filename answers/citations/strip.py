@@ -32,15 +32,26 @@ class StripResult:
 # --- Stripping -----------------------------------------------------------------
 
 
+# What strip decides for one marker: its text after the pass ("" when removed) and the members
+# it loses, in written order; None when it keeps them all (marker_verdict()).
+Verdict = tuple[str, list[int]] | None
+
+
 class StripTrace(Protocol):
-    """What strip tells an observer (the trail) about each pass; strip alone passes none."""
+    """What strip tells an observer (the trail) about each pass; strip alone passes none.
 
-    def full_pass(self, parts: list[str], excluded: set[int], edited: list[str]) -> None:
-        """A pass over the whole text: its split_candidates() parts, and the same parts as the pass
-        left them."""
+    Strip reports its verdicts: the observer reads them, it does not decide again.
+    """
 
-    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]]) -> None:
-        """A pass around the joins: the markers that formed there (start, end in draft.base, text)."""
+    def full_pass(
+        self, parts: list[str], excluded: set[int], edited: list[str], verdicts: dict[str, Verdict]
+    ) -> None:
+        """A pass over the whole text: its split_candidates() parts, the same parts as the pass left
+        them, and the verdict of each marker text the pass changed."""
+
+    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]], verdicts: list[Verdict]) -> None:
+        """A pass around the joins: the markers that formed there (start, end in draft.base, text),
+        and each one's verdict."""
 
     def drafted(self, draft: Draft) -> None:
         """The local passes on `draft` are over: draft.text() is the next text."""
@@ -61,9 +72,10 @@ def _full_pass(
     cutting again."""
     parts, excluded = split_candidates(text)
     edited = parts if trace is None else parts.copy()
-    removed = _edit_pass(edited, excluded, count, stripped)
+    verdicts: dict[str, Verdict] = {}
+    removed = _edit_pass(edited, excluded, count, stripped, verdicts)
     if trace is not None:
-        trace.full_pass(parts, excluded, edited)
+        trace.full_pass(parts, excluded, edited, verdicts)
     if removed is None:
         return text, [], (edited, excluded)
     text = "".join(edited)
@@ -116,17 +128,19 @@ def _joined(parts: list[str], excluded: set[int], removed: list[int]) -> Split:
     return out, {i - 2 * bisect_left(removed, i) for i in excluded}
 
 
-def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[int]) -> list[int] | None:
+def _edit_pass(
+    parts: list[str], excluded: set[int], count: int, stripped: list[int], verdicts: dict[str, Verdict]
+) -> list[int] | None:
     """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
 
-    None when no marker changed.
+    None when no marker changed. `verdicts` receives the verdict of each marker text that changes.
     """
     # What becomes of a marker depends on its text alone: work it out once per distinct text.
-    verdicts = {
-        written: verdict
+    verdicts.update(
+        (written, verdict)
         for written in set(parts[1::2])
         if (verdict := marker_verdict(marker_members(written), count)) is not None
-    }
+    )
     if not verdicts:
         return None
     removed: list[int] = []
@@ -143,7 +157,9 @@ def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        replacement, dropped = verdicts[parts[i]]
+        verdict = verdicts[parts[i]]
+        assert verdict is not None  # (only changing markers are kept)
+        replacement, dropped = verdict
         stripped += dropped
         if replacement:
             parts[i] = replacement
@@ -161,7 +177,7 @@ def _edit_pass(parts: list[str], excluded: set[int], count: int, stripped: list[
     return removed
 
 
-def marker_verdict(members: tuple[int, ...], count: int) -> tuple[str, list[int]] | None:
+def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
     """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
     if not members or (min(members) > 0 and max(members) <= count):  # (none: a range out of bounds)
         return None
@@ -293,17 +309,17 @@ def _local_pass(
         ):
             markers.append((i, k + 1, match.group()))
     markers.sort()
+    verdicts = [marker_verdict(marker_members(written), count) for _, _, written in markers]
     if trace is not None:
-        trace.local_pass(draft, markers)
+        trace.local_pass(draft, markers, verdicts)
     new_joins: list[int] = []
-    for start, end, written in markers:
-        members = marker_members(written)
-        kept = [v for v in members if in_range(v, count)]
-        if len(kept) == len(members):
+    for (start, end, _), verdict in zip(markers, verdicts, strict=True):
+        if verdict is None:
             continue
-        stripped += [v for v in members if not in_range(v, count)]
-        if kept:
-            draft.render(start, end, render_written(kept))
+        replacement, dropped = verdict
+        stripped += dropped
+        if replacement:
+            draft.render(start, end, replacement)
             continue
         previous = blank = draft.before(start)
         while blank >= 0 and base[blank] in " \t":

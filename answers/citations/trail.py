@@ -11,7 +11,7 @@ from typing import Any
 from answers.citations.finalize import finalize_citations
 from answers.citations.normalize import Rewrite, normalize_markers
 from answers.citations.scan import Marker, in_range, marker_members, scan_markers
-from answers.citations.strip import Draft, marker_verdict, strip_out_of_range_markers
+from answers.citations.strip import Draft, Verdict, strip_out_of_range_markers
 
 
 class SourceStatus(enum.StrEnum):
@@ -139,7 +139,7 @@ def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str]
     normalized = normalize_markers(raw_text, dialects)
     text = normalized.text
     origin = _origin(raw_text, normalized.rewrites) if normalized.rewrites else None
-    recorder = _Recorder(source_count, len(text), origin)
+    recorder = _Recorder(len(text), origin)
     stripped = strip_out_of_range_markers(text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
     final = finalize_citations(stripped.text, numbers, cut=stripped.cut)
@@ -233,8 +233,7 @@ class _Recorder:
     span comes from the raw positions of its first and last characters.
     """
 
-    def __init__(self, count: int, size: int, origin: array[int] | None = None) -> None:
-        self._count = count
+    def __init__(self, size: int, origin: array[int] | None = None) -> None:
         self._size = size  # of the text strip starts from
         # The raw position of each character of that text: None while it is the raw text itself,
         # else the map through normalize's rewrites.
@@ -270,8 +269,8 @@ class _Recorder:
             self._live[span] = found
         return found
 
-    def _strip(self, found: _Found) -> None:
-        verdict = marker_verdict(marker_members(found.current), self._count)
+    def _strip(self, found: _Found, verdict: Verdict) -> None:
+        """Apply strip's verdict on the marker (None: it keeps every member)."""
         if verdict is None:
             return
         replacement, dropped = verdict
@@ -281,7 +280,9 @@ class _Recorder:
             found.removed = True
             del self._live[(found.raw_start, found.raw_end)]
 
-    def full_pass(self, parts: list[str], excluded: set[int], edited: list[str]) -> None:
+    def full_pass(
+        self, parts: list[str], excluded: set[int], edited: list[str], verdicts: dict[str, Verdict]
+    ) -> None:
         self._passes += 1
         positions = array("q")
         copied = 0  # the text before this index is in `positions` already
@@ -291,7 +292,7 @@ class _Recorder:
             if j % 2 and j not in excluded:
                 found = self._meet(start, end, part)
                 if now != part:
-                    self._strip(found)
+                    self._strip(found, verdicts[part])
             if now != part:
                 positions += self._slice(copied, start)
                 if j % 2:
@@ -307,10 +308,10 @@ class _Recorder:
             positions += self._slice(copied, start)
             self._positions = positions
 
-    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]]) -> None:
+    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]], verdicts: list[Verdict]) -> None:
         self._passes += 1
-        for start, end, written in markers:
-            self._strip(self._meet(start, end, written))
+        for (start, end, written), verdict in zip(markers, verdicts, strict=True):
+            self._strip(self._meet(start, end, written), verdict)
 
     def drafted(self, draft: Draft) -> None:
         edits = draft.edits()
