@@ -1,16 +1,18 @@
-"""Table tests of answers.citations: each case pins one clause of docs/citations.md, worked out by hand."""
+"""The scanner and render_marker (answers/citations/scan.py): the table (each case pins one clause of
+docs/citations.md, worked out by hand), the adversarial inputs and the literal reading."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
 
 from answers.citations import (
     Marker,
-    finalize_citations,
     render_marker,
     scan_markers,
-    strip_out_of_range_markers,
 )
+from tests.fixtures.citation_literal import literal_scan
+from tests.fixtures.citation_texts import PROPERTY, texts
 
 RANGE_1_TO_50 = tuple(range(1, 51))
 
@@ -128,147 +130,6 @@ def test_scan_markers(text: str, expected: list[tuple[int, int, tuple[int, ...]]
     assert scan_markers(text) == [Marker(start, end, members) for start, end, members in expected]
 
 
-# (text, source count, text after, stripped members)
-STRIP_CASES = [
-    # The spec's examples
-    pytest.param("Foo [9].", 1, "Foo.", [9], id="strip/removes-the-blank-run-before"),
-    pytest.param("[9] Foo", 1, "Foo", [9], id="strip/else-the-blank-run-after"),
-    pytest.param("a [9] [8] b", 1, "a b", [9, 8], id="strip/each-removal-on-the-text-left-by-the-last"),
-    pytest.param("[3, 9, 1]", 3, "[3, 1]", [9], id="strip/keeps-some-members-rerendered"),
-    # Kept byte for byte
-    pytest.param("[1]", 1, "[1]", [], id="strip/in-range-untouched"),
-    pytest.param("[ 01 ,1 ]", 1, "[ 01 ,1 ]", [], id="strip/untouched-byte-for-byte"),
-    pytest.param("`[9]` [9]", 1, "`[9]`", [9], id="strip/code-span-untouched"),
-    pytest.param("```\n[9]\n```\n[9]", 1, "```\n[9]\n```\n", [9], id="strip/fenced-block-untouched"),
-    pytest.param("[9](x) [9]: y", 1, "[9](x): y", [9], id="strip/link-untouched"),
-    # Which members go
-    pytest.param("[0]", 3, "", [0], id="strip/zero-is-out-of-range"),
-    pytest.param("x [0, 2]", 3, "x [2]", [0], id="strip/zero-removed-from-a-list"),
-    pytest.param("[2-4]", 3, "[2, 3]", [4], id="strip/range-rerendered-as-numbers"),
-    pytest.param("[3, 5, 1, 2]", 2, "[1, 2]", [3, 5], id="strip/stripped-in-written-order"),
-    pytest.param("[2, 9, 1]", 2, "[2, 1]", [9], id="strip/rerendered-in-written-order-not-sorted"),
-    pytest.param(
-        "[99999999999999999999] x",
-        5,
-        "x",
-        [99999999999999999999],
-        id="strip/number-beyond-64-bits",
-    ),
-    pytest.param("[1]", 0, "", [1], id="strip/no-sources-strips-everything"),
-    # The blank run
-    pytest.param("a\t[9]\tb", 1, "a\tb", [9], id="strip/tab-run-before"),
-    pytest.param("a  \t [9]x", 1, "ax", [9], id="strip/whole-run-before"),
-    pytest.param("x[9]y", 1, "xy", [9], id="strip/no-run-on-either-side"),
-    pytest.param("[9]", 1, "", [9], id="strip/marker-alone"),
-    pytest.param("a [9]\n[8] b", 1, "a\nb", [9, 8], id="strip/newline-is-not-a-blank"),
-    pytest.param("[9][1]", 1, "[1]", [9], id="strip/adjacent-marker-kept"),
-    pytest.param("[1] [9] [8]", 1, "[1]", [9, 8], id="strip/run-before-each-in-turn"),
-    # Repeated passes
-    pytest.param("[[9]1]", 1, "[1]", [9], id="passes/removal-closes-a-new-marker"),
-    pytest.param("[2[9]]", 2, "[2]", [9], id="passes/new-marker-in-range-is-kept"),
-    pytest.param("[9[9[9]]]", 1, "", [9, 9, 9], id="passes/one-pass-per-nesting-level"),
-    pytest.param("[9[9]] tail", 1, "tail", [9, 9], id="passes/next-pass-judges-blanks-anew"),
-    pytest.param(" [9[9]][9]", 1, "", [9, 9, 9], id="passes/later-pass-takes-the-run-before"),
-    pytest.param(
-        "[9]```\n[5]\n```\n[7]\n```",
-        1,
-        "```\n\n```\n\n```",
-        [9, 5, 7],
-        id="passes/removal-starts-a-fence-line",
-    ),
-    pytest.param("x``[9]` [5] `", 1, "x``` `", [9, 5], id="passes/removal-merges-backtick-runs"),
-    pytest.param("\\ [9][1]", 1, "\\[1]", [9], id="passes/removal-escapes-the-next-marker"),
-    pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
-    pytest.param("[1][9] (x)", 1, "[1] (x)", [9], id="passes/a-marker-not-starting-a-line-goes-alone"),
-    pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
-    pytest.param(
-        "> ~~~\n> print(a[1])\n> ~~~\nSee [4].",
-        3,
-        "> ~~~\n> print(a[1])\n> ~~~\nSee.",
-        [4],
-        id="issue-30/code-in-a-quoted-fence-is-not-touched",
-    ),
-]
-
-
-@pytest.mark.parametrize(("text", "count", "expected_text", "expected_stripped"), STRIP_CASES)
-def test_strip_out_of_range_markers(
-    text: str, count: int, expected_text: str, expected_stripped: list[int]
-) -> None:
-    result = strip_out_of_range_markers(text, count)
-    assert (result.text, result.stripped) == (expected_text, expected_stripped)
-
-
-# (text, source count, final text, references as original numbers, dropped)
-FINALIZE_CASES = [
-    pytest.param("[3, 1]", 3, "[1, 2]", [3, 1], [2], id="finalize/canonical-form-spec-example"),
-    pytest.param("[2-4]", 4, "[1, 2, 3]", [2, 3, 4], [1], id="finalize/range-spec-example"),
-    pytest.param(
-        "A [2]. B [1][2]. C [3, 2].",
-        3,
-        "A [1]. B [2][1]. C [1, 3].",
-        [2, 1, 3],
-        [],
-        id="finalize/numbered-in-order-of-first-citation",
-    ),
-    pytest.param("x [1] y [3]", 4, "x [1] y [2]", [1, 3], [2, 4], id="finalize/uncited-dropped-ascending"),
-    pytest.param("[ 02 ,\t1 ]", 2, "[1, 2]", [2, 1], [], id="finalize/members-in-written-order-then-sorted"),
-    pytest.param("[2, 2-3]", 3, "[1, 2]", [2, 3], [1], id="finalize/repeat-inside-a-marker"),
-    pytest.param("`[4]` [1]", 2, "`[4]` [1]", [1], [2], id="finalize/code-left-alone"),
-    pytest.param(
-        "`[2]` [2]", 2, "`[2]` [1]", [2], [1], id="finalize/code-left-alone-though-written-like-a-marker"
-    ),
-    pytest.param("[1](x) [2]", 2, "[1](x) [1]", [2], [1], id="finalize/link-left-alone"),
-]
-
-
-@pytest.mark.parametrize(("text", "count", "expected_text", "cited", "dropped"), FINALIZE_CASES)
-def test_finalize_citations(
-    text: str, count: int, expected_text: str, cited: list[int], dropped: list[int]
-) -> None:
-    sources = [f"s{n}" for n in range(1, count + 1)]
-    final = finalize_citations(text, sources)
-    assert final.text == expected_text
-    assert final.references == [f"s{n}" for n in cited]
-    assert final.mapping == {old: new for new, old in enumerate(cited, start=1)}
-    assert final.dropped == dropped
-    assert final.fallback is False
-
-
-@pytest.mark.parametrize(
-    ("text", "count"),
-    [
-        pytest.param("No markers here.", 3, id="fallback/no-marker"),
-        pytest.param("Only code: `[1]`, a link [2](x) and \\[3].", 3, id="fallback/only-non-markers"),
-        pytest.param("", 0, id="fallback/empty-text-no-sources"),
-    ],
-)
-def test_finalize_without_markers_falls_back(text: str, count: int) -> None:
-    sources = [f"s{n}" for n in range(1, count + 1)]
-    final = finalize_citations(text, sources)
-    assert final.text == text
-    assert final.references == sources
-    assert final.mapping == {n: n for n in range(1, count + 1)}
-    assert final.dropped == []
-    assert final.fallback is True
-
-
-@pytest.mark.parametrize(
-    ("text", "count"),
-    [
-        pytest.param("[4]", 3, id="raises/member-above-source-count"),
-        pytest.param("[0]", 3, id="raises/member-zero"),
-        pytest.param("[1, 4]", 3, id="raises/one-member-of-a-list"),
-        pytest.param("[2-4]", 3, id="raises/end-of-a-range"),
-        pytest.param("[99999999999999999999]", 3, id="raises/number-beyond-64-bits"),
-        pytest.param("[1]", 0, id="raises/no-sources"),
-    ],
-)
-def test_finalize_raises_on_a_member_out_of_range(text: str, count: int) -> None:
-    with pytest.raises(ValueError, match="strip_out_of_range_markers"):
-        finalize_citations(text, [f"s{n}" for n in range(1, count + 1)])
-
-
 @pytest.mark.parametrize(
     ("members", "expected"),
     [
@@ -319,13 +180,18 @@ def test_adversarial_inputs_scan_correctly(
     assert [(m.start, m.end, m.members) for m in scan_markers(text)] == expected
 
 
-def test_adversarial_nesting_strips_one_level_per_pass() -> None:
-    result = strip_out_of_range_markers("[9" * 20_000 + "]" * 20_000, 1)
-    assert result.text == ""
-    assert result.stripped == [9] * 20_000
+def _as_tuples(text: str) -> list[tuple[int, int, tuple[int, ...]]]:
+    return [(m.start, m.end, m.members) for m in scan_markers(text)]
 
 
-def test_adversarial_huge_number_is_its_value() -> None:
-    (marker,) = scan_markers("[" + "9" * 5000 + "]")
-    assert marker.members == (10**5000 - 1,)
-    assert strip_out_of_range_markers("a [" + "9" * 5000 + "]", 3).stripped == [10**5000 - 1]
+# --- Property: the literal reading ------------------------------------------
+
+
+@PROPERTY
+@given(texts)
+def test_scanner_agrees_with_the_literal_reading(text: str) -> None:
+    assert _as_tuples(text) == literal_scan(text)
+
+
+# The streaming engine (answers.citations.LiveDisplay) is held to the whole-text functions, the
+# scanner included, on every split: tests/unit/citations/test_live.py.
