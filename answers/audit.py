@@ -9,6 +9,7 @@ from enum import Enum
 
 from django.db.models import Prefetch, QuerySet
 
+from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
@@ -19,6 +20,13 @@ from answers.pipeline.store import SOURCE_OUTCOME_FIELDS
 class AnswerAudit:
     answer_id: str  # str(uuid), as the API writes it
     differences: list[str]
+    # The citation rules its trail was computed under: one older than RULES_VERSION is reported
+    # apart, never checked against today's rules (they would differ by design, not by fault).
+    rules_version: int = RULES_VERSION
+
+    @property
+    def older_rules(self) -> bool:
+        return self.rules_version != RULES_VERSION
 
     @property
     def ok(self) -> bool:
@@ -86,7 +94,11 @@ def _declined_differences(answer: Answer, sources: list[AnswerSource]) -> list[s
 
 
 def audit_answers(*, since: datetime | None = None, chunk_size: int = 500) -> Iterator[AnswerAudit]:
-    """Audit every done answer (created at or after `since`), oldest first, in flat memory."""
+    """Audit every done answer (created at or after `since`), oldest first, in flat memory.
+
+    An answer whose trail was computed under older citation rules is yielded unchecked, with its
+    rules_version, for the caller to report apart.
+    """
     queryset: QuerySet[Answer] = Answer.objects.filter(status=Answer.Status.DONE)
     if since is not None:
         queryset = queryset.filter(created_at__gte=since)
@@ -94,6 +106,9 @@ def audit_answers(*, since: datetime | None = None, chunk_size: int = 500) -> It
         Prefetch("sources", queryset=AnswerSource.objects.order_by("original_number"))
     )
     for answer in queryset.iterator(chunk_size=chunk_size):
+        if answer.rules_version != RULES_VERSION:
+            yield AnswerAudit(answer_id=str(answer.id), differences=[], rules_version=answer.rules_version)
+            continue
         yield AnswerAudit(
             answer_id=str(answer.id), differences=answer_differences(answer, list(answer.sources.all()))
         )

@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 
 from answers.citations.trail import SourceStatus, Trail
 from answers.conf import conf
-from answers.support.record import UNCITED, UNSUPPORTED
+from answers.support.record import UNSUPPORTED, grounded_uncited
 
 if TYPE_CHECKING:
     from answers.models import Answer
@@ -129,7 +129,7 @@ def answer_done(answer: Answer, trail: Trail) -> None:
     citation_outcomes(
         {
             DROPPED_SOURCE: sum(s.status == SourceStatus.DROPPED for s in sources),
-            RENUMBERED_SOURCE: sum(s.final_number not in (None, s.original_number) for s in sources),
+            RENUMBERED_SOURCE: sum(s.renumbered for s in sources),
             FALLBACK: int(trail.fallback),
             STRIPPED_MEMBER: len(trail.stripped),
             NORMALIZED_MARKER: len(trail.normalized),
@@ -169,7 +169,7 @@ def support_outcomes(record: Mapping[str, Any]) -> None:
                 if s["verdict"] == UNSUPPORTED
                 for score in s["scores"].values()
             ),
-            GROUNDED_UNCITED: sum(s["verdict"] == UNCITED and bool(s["grounded_by"]) for s in sentences),
+            GROUNDED_UNCITED: sum(bool(grounded_uncited(s)) for s in sentences),
         }
     )
 

@@ -207,6 +207,11 @@ class Answer(models.Model):
         help_text="The final text rendered and sanitized (answers.rendering), stored once `done`: what "
         "the `done` event, the page and admin show, never rendered again on a read.",
     )
+    rules_version = models.PositiveSmallIntegerField(
+        default=1,
+        editable=False,
+        help_text="The version of the citation rules the trail was computed under (docs/citations.md).",
+    )
     truncated = models.BooleanField(default=False)
     error_kind = models.CharField(
         max_length=32, blank=True
@@ -256,7 +261,7 @@ class Answer(models.Model):
     idempotency_scope = models.CharField(
         max_length=64, blank=True, help_text="Whose key it is: a user, or anonymous clients."
     )
-    # Conversations (answers/conversations/): null for answers stored before them (migration 0012).
+    # Conversations (answers/conversations/): null for answers stored before them (migration 0017_conversations).
     conversation = models.ForeignKey(
         Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="turns"
     )
@@ -344,6 +349,11 @@ class AnswerSource(models.Model):
     citation_count = models.PositiveIntegerField(default=0)
     first_cited_offset = models.PositiveIntegerField(
         null=True, blank=True, help_text="Character offset of its first marker in the raw text."
+    )
+    renumbered = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Whether it kept a number in the final text other than its retrieval number.",
     )
     quotes = models.JSONField(
         default=list,

@@ -33,6 +33,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from answers.citations import Marker, scan_markers
+from answers.citations.scan import in_range
 
 ALLOWED_TAGS = frozenset(
     {
@@ -124,7 +125,7 @@ def _sentinel(text: str) -> str:
 
 def _cite_html(members: Sequence[int], reference_count: int, turn: int = 1) -> str | None:
     """A marker's links: `[n]` one link, `[n, m]` "[" + a link per member + "]"; None unless all cite."""
-    if not members or any(not 1 <= m <= reference_count for m in members):
+    if not members or not all(in_range(m, reference_count) for m in members):
         return None
     if len(members) == 1:
         return f'<a class="cite" href="#{source_anchor(members[0], turn)}">[{members[0]}]</a>'

@@ -101,7 +101,7 @@ def floor(text: str) -> str:
 
 def pipeline(text: str) -> str:
     stripped = strip_out_of_range_markers(text, len(SOURCES))
-    return finalize_citations(stripped.text, SOURCES).text
+    return finalize_citations(stripped.text, SOURCES, cut=stripped.cut).text
 
 
 def normalized_pipeline(text: str) -> str:

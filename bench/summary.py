@@ -47,6 +47,20 @@ def rows() -> list[list[str]]:
                  f"{c['normalized_all_ms']:.1f} ms = {ratio:.2f}x (median); {fastest:.2f}x (fastest runs)",
                  _met(ratio <= 3) + ("" if ratio <= 3 else f" (median); fastest runs: {_met(fastest <= 3)}")]
             )  # fmt: skip
+    f = _load("floods")
+    if f:
+        for case in f["floods"]:
+            out.append(
+                [f"live display, {case['name']}", f"the whole-text functions: {case['whole_ms']:.1f} ms",
+                 "within 3x", f"{case['live_ms']:.1f} ms = {case['ratio']:.2f}x", _met(case["ratio"] <= 3)]
+            )  # fmt: skip
+        s = f["structured"]
+        ratio = s["all_ms"] / s["floor_ms"]
+        out.append(
+            [f"normalize + strip + finalize, {s['mb']:.2f} MB Markdown-structured answer",
+             f"one `re.sub` pass: {s['floor_ms']:.1f} ms", "within 4x",
+             f"{s['all_ms']:.1f} ms = {ratio:.2f}x", _met(ratio <= 4)]
+        )  # fmt: skip
     r = _load("retrieval")
     if r:
         for db, label in DBS.items():

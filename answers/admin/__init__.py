@@ -6,7 +6,7 @@
 - `documents`: the site's content, read-only.
 - `conversations`: conversations and their turns, read-only; the answer page's conversation panel.
 - `health`: the citation health page (served by the answer admin).
-- `selectors`: the read queries behind these pages; "renumbered" is defined there once.
+- `selectors`: the read queries behind these pages (they read the stored `AnswerSource.renumbered`).
 """
 
 from __future__ import annotations

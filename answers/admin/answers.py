@@ -243,6 +243,7 @@ class AnswerAdmin(_AnswerAdminBase):
                     "normalized_markers",
                     "stripped_members",
                     "fallback",
+                    "rules_version",
                 )
             },
         ),

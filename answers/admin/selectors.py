@@ -3,9 +3,9 @@
 Reader feedback (answers.models.Feedback) is read here too: what the list filters and orders
 by, what the answer page and the export show, and the health page's reader shares.
 
-"Renumbered" is defined here once (`RENUMBERED`): the list column and filter,
-the health share, the answer page's `old → new` rows and its per-marker
-renumbering all read it.
+"Renumbered" is stored on each source when the trail is (AnswerSource.renumbered,
+answers.citations.trail.source_renumbered()): the list column and filter, the health
+share, the answer page's `old → new` rows and its per-marker renumbering all read it.
 """
 
 from __future__ import annotations
@@ -16,11 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import (
-    BooleanField,
     Count,
     Exists,
-    ExpressionWrapper,
-    F,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -46,21 +43,15 @@ def _source_count(**filters: Any) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-# A source is renumbered when it kept a number in the final text other than its retrieval number;
-# an answer is renumbered when one of its sources is.
-RENUMBERED = Q(final_number__isnull=False) & ~Q(final_number=F("original_number"))
-
-
 def renumbered_expression() -> Exists:
-    """True when some source of the answer is renumbered (RENUMBERED)."""
-    return Exists(AnswerSource.objects.filter(RENUMBERED, answer=OuterRef("pk")))
+    """True when some source of the answer is renumbered (AnswerSource.renumbered, stored when the
+    trail is: answers.citations.trail.source_renumbered() is the rule)."""
+    return Exists(AnswerSource.objects.filter(answer=OuterRef("pk"), renumbered=True))
 
 
-def sources_with_renumbered() -> QuerySet[AnswerSource]:
-    """An answer's sources in retrieval order, each with `renumbered` (RENUMBERED) for the page to show."""
-    return AnswerSource.objects.annotate(
-        renumbered=ExpressionWrapper(RENUMBERED, output_field=BooleanField())
-    ).order_by("original_number")
+def sources_in_order() -> QuerySet[AnswerSource]:
+    """An answer's sources in retrieval order (each with its stored `renumbered`)."""
+    return AnswerSource.objects.order_by("original_number")
 
 
 def has_dropped_expression() -> Exists:
@@ -122,7 +113,7 @@ def answer_detail_queryset(queryset: QuerySet[Answer]) -> QuerySet[Answer]:
     return queryset.prefetch_related(
         Prefetch(
             "sources",
-            queryset=sources_with_renumbered().prefetch_related(
+            queryset=sources_in_order().prefetch_related(
                 Prefetch("feedback", queryset=feedback_with_people())
             ),
         ),

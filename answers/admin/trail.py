@@ -15,7 +15,7 @@ from typing import Any
 from answers.citations.trail import MarkerDecision, MarkerOutcome
 from answers.models import Answer, AnswerSource
 from answers.rendering import link_url
-from answers.support.record import UNCITED, VERDICTS
+from answers.support.record import UNCITED, VERDICTS, grounded_uncited
 
 IN_FINAL_TEXT = frozenset({MarkerOutcome.KEPT, MarkerOutcome.REWRITTEN})
 
@@ -93,7 +93,7 @@ class SourceRow:
 
     @property
     def renumbered(self) -> bool:
-        return bool(getattr(self.source, "renumbered", False))
+        return self.source.renumbered
 
 
 def source_rows(sources: Sequence[AnswerSource], support: Any = None) -> list[SourceRow]:
@@ -158,9 +158,8 @@ def _grounding(support: Any) -> dict[int, list[int]]:
     """Original number -> the uncited sentences (numbered from 1) it grounds."""
     relied: dict[int, list[int]] = {}
     for index, sentence in enumerate(_sentences(support), start=1):
-        if sentence["verdict"] == UNCITED:
-            for number in sentence.get("grounded_by", []):
-                relied.setdefault(number, []).append(index)
+        for number in grounded_uncited(sentence):
+            relied.setdefault(number, []).append(index)
     return relied
 
 
@@ -195,7 +194,7 @@ class SupportPiece:
     verdict: str = ""
     number: int = 0  # the sentence's number, from 1
     scores: tuple[CitedScore, ...] = ()
-    grounded_by: tuple[Grounding, ...] = ()
+    grounded_by: tuple[Grounding, ...] = ()  # (grounded_uncited(): an uncited sentence's only)
 
     @property
     def label(self) -> str:
@@ -206,7 +205,7 @@ class SupportPiece:
 
     @property
     def css(self) -> str:
-        return "grounded" if self.verdict == UNCITED and self.grounded_by else self.verdict
+        return "grounded" if self.grounded_by else self.verdict
 
     @property
     def hover(self) -> str:
@@ -257,7 +256,7 @@ def support_panel(answer: Answer, sources: Sequence[AnswerSource]) -> SupportPan
             scores.append(CitedScore(final, value, source.title if source else "?", value < bar))
         grounded = [
             Grounding(n, by_original[n].final_number, by_original[n].title)
-            for n in sentence["grounded_by"]
+            for n in grounded_uncited(sentence)
             if n in by_original
         ]
         pieces.append(
@@ -308,7 +307,7 @@ def _decision(entry: dict[str, Any], raw_text: str, sources: Mapping[int, Answer
     if stored.outcome in IN_FINAL_TEXT:
         for member in stored.members:
             source = sources.get(member)
-            if member not in stored.stripped and source is not None and getattr(source, "renumbered", False):
+            if member not in stored.stripped and source is not None and source.renumbered:
                 renumbering.append(f"{member} → {source.final_number}")
     return ShownDecision(
         **{f.name: getattr(stored, f.name) for f in fields(MarkerDecision)},

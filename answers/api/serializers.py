@@ -409,6 +409,7 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "stripped",
             "markers",
             "normalized",
+            "rules_version",
             "fallback",
             "declined",
             "truncated",

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from answers.citations.core import (
-    _FENCED_BLOCK,
-    _members,
-    _runs,
-    _spans,
-    _split,
-    _strip_pass,
-    render_marker,
-)
+from answers.citations.code import code_tail, line_settled
+from answers.citations.finalize import number_first_citations
 from answers.citations.normalize import _selection, normalize_markers
+from answers.citations.scan import in_range, marker_members, render_marker, split_candidates
+from answers.citations.strip import strip_pass
 
 # --- What may still change ------------------------------------------------------
 #
@@ -51,8 +45,7 @@ _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
 _MARKER_TAIL = re.compile(rf"\[{_CONTENT}*\]?")
 # Every dialect marker holds one of these (normalize_markers has nothing to do without).
-_MAY_BE_DIALECT = re.compile("\\[[\\[\\^A-Za-z]|[\u3010\uff3b\u2020]")
-_PLAIN = ("", "\n", "\\", "x")  # the contexts outside code
+_MAY_BE_DIALECT = re.compile("\\[(?:[\\[\\^A-Za-z]|[ \t]+[A-Za-z])|[\u3010\uff3b\u2020]")
 _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 # A piece without these can only be text as it stands, whatever comes next
 # (dialect closers, "(" and ":" matter only after an opening bracket).
@@ -66,9 +59,11 @@ def _label_prefixes() -> str:
 
 def _open_forms(names: Collection[str]) -> re.Pattern[str]:
     """The tails, from an opening bracket to the end of the text so far, that may still change."""
+    labels = "|".join(_LABELS)
+    label = rf"[ \t]*(?:(?ai:{_label_prefixes()})|(?ai:{labels})[ \t]*(?::[ \t]*)?{_CONTENT}*)"
     forms = [rf"\[{_CONTENT}*\]?"]  # a marker, perhaps complete
     if "double" in names:
-        forms.append(rf"\[\[{_CONTENT}*(?:\]\]?)?")
+        forms.append(rf"\[\[(?:{_CONTENT}*|{label})(?:\]\]?)?")
     if "fullwidth" in names:
         forms += [
             f"\u3010(?:\u3010{_CONTENT}*(?:\u3011\u3011?)?|{_CONTENT}*\u3011?)",
@@ -76,63 +71,84 @@ def _open_forms(names: Collection[str]) -> re.Pattern[str]:
         ]
     if "dagger" in names:
         forms += [f"\u3010{_CONTENT}*(?:\u2020[^\u3011\n]*\u3011?)?", rf"\[{_CONTENT}*(?:\u2020[^\]\n]*\]?)?"]
+    if "dagger-indexed" in names:
+        forms.append("\u3010[0-9]*(?::[0-9]*(?:\u2020[^\u3011\n]*\u3011?)?)?")
     if "label" in names:
-        forms += [
-            rf"\[(?ai:{_label_prefixes()})",
-            rf"\[(?ai:{'|'.join(_LABELS)})[ \t]*(?::[ \t]*)?{_CONTENT}*\]?",
-        ]
+        forms.append(rf"\[{label}\]?")
     if "footnote" in names or "footnote-definition" in names:
         forms.append(r"\[\^(?:[0-9]+\^?\]?)?")
+    if "footnote" in names:
+        forms.append("\u3010\\^(?:[0-9]+\\^?\u3011?)?")
     return re.compile("|".join(forms))
 
 
 def _last(text: str) -> str:
-    """The one character of `text` that matters to what follows: line start, backslash, or anything else."""
+    """What of the end of `text` matters to what follows: a line start, a backslash (two when an
+    even run of them ends it: then Markdown escapes nothing after it, while a bracket right after
+    one is still text), or anything else."""
     if not text:
         return ""
-    return text[-1] if text[-1] in "\n\\" else "x"
+    if text[-1] == "\\":
+        run = len(text) - len(text.rstrip("\\"))
+        return "\\" if run % 2 else "\\\\"
+    return text[-1] if text[-1] == "\n" else "x"
 
 
-def _context(text: str, after: str = "") -> tuple[str | None, int]:
-    """A few characters that leave a scan in the state `text` leaves it in, and where that state began.
+# Stands for the text displayed so far: its key (what it leaves open) and the text that puts a scan in
+# that state (see _context).
+_State = tuple[tuple[object, ...], str]
+# A context holds no opening bracket: nothing in it is a marker or a dialect marker to the steps.
+_NEUTRAL = str.maketrans({"[": "x", "\u3010": "x", "\uff3b": "x"})
+# Held blanks and an opening bracket with member characters only: more of these keep it undecided.
+_HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
+_MEMBER_CHARS = "0123456789 \t,-\u2013"
+_MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
 
-    The context is None when no short text can stand in for `text`: a
-    backtick run with no partner yet (the index is then where it starts), a
-    run or a line of fence characters that may still grow, a bracket that may
-    still close or that waits for its next character. Otherwise the index is
-    len(text) and the context is the fence the text ends inside (and where in
-    it), or _last(text). `after` is the character known to follow, when it
-    is one no removal takes (a backtick).
+
+def _context(text: str, after: str = "") -> tuple[_State | None, int]:
+    """What a scan of `text` leaves for the text after it, and where that began to be decided.
+
+    None when what follows may still change something of `text`: an unpaired
+    backtick run, a line whose first characters may still make it a block of
+    another kind, a list, quote or table holding code that later lines may
+    still reshape (the index is where that starts); a bracket that may still
+    close or waits for its next character, a backtick run that may grow (the
+    index is len(text)). Otherwise the state's key says which blocks the text
+    leaves open and its text is a stand-in for `text`: the last top-level
+    block (code before it cannot change where code is after it), or shorter
+    where that is exact (an open fenced block: its opening run; a paragraph:
+    a line that continues it), with no opening bracket left in it. `after`
+    is the character known to follow, when it is one no removal takes (a backtick).
     """
     size = len(text)
     bracket = text.rfind("[")
     open_bracket = bracket >= 0 and _MARKER_TAIL.fullmatch(text[bracket:] + after) is not None
-    if "`" not in text and "~" not in text:  # no code, and no fence to come from this line
-        return (None if open_bracket else _last(text)), size
-    prose = 0
-    last_block = deque(_FENCED_BLOCK.finditer("\n" + text), maxlen=1)
-    if last_block:
-        block = last_block[0]
-        start, end = block.start(), block.end() - 1
-        if end == size:  # the text ends inside a fenced block
-            fence = block[1]
-            line = text.rfind("\n") + 1
-            last = text[line:]
-            if line <= start:
-                context = fence + "x"  # the opening line
-            elif last.startswith(fence):
-                context = fence + "\n" + fence + "x"  # the closing line, code to its end
-            else:
-                context = fence + "\n" + ("x" if last else "")
-            return (None if open_bracket or (last and fence.startswith(last)) else context), size
-        prose = end
-    starts, lengths = _runs(text, prose, size, 0)
-    undecided = _spans(starts, lengths, stretch_ends=False)[1]
-    if undecided < len(lengths):
-        return None, starts[undecided]
-    if open_bracket or text.endswith("`") or text[text.rfind("\n") + 1 :] in _FENCE_STARTS:
+    tail = code_tail(text)
+    if tail.undecided < size:
+        return None, tail.undecided
+    if open_bracket or text.endswith("`"):
         return None, size
-    return _last(text), size
+    line = text.rfind("\n") + 1
+    current = text[line:]
+    open_blocks = tail.key[0]
+    if tail.fence is not None:
+        context = tail.fence + "\n" + current.translate(_NEUTRAL)
+    elif not open_blocks and not current:
+        context = "\n" if text else ""  # nothing open: the next line starts afresh
+    elif (
+        open_blocks == (("paragraph_open", "", 0),)
+        and "`" not in current
+        and "|" not in current
+        and (line == tail.block or "|" not in text[text.rfind("\n", 0, line - 1) + 1 : line])
+    ):
+        # A line of a top-level paragraph whose backtick runs are all paired (none reaching into
+        # this line) reads the same after any paragraph line (or as the first line, when it is
+        # one); once its first characters settle what it is, the rest of it changes nothing.
+        rest = _last(current) if line_settled(current) else current.translate(_NEUTRAL)
+        context = rest if line == tail.block else "x\n" + rest
+    else:
+        context = text[tail.block :].translate(_NEUTRAL)
+    return (tail.key, context), size
 
 
 # --- The engine ----------------------------------------------------------------------
@@ -164,6 +180,8 @@ class LiveDisplay:
         self._pending = ""  # raw text received and not yet displayed
         self._mapping: dict[int, int] = {}  # original number -> final number
         self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
+        self._held_open = False  # the pending text is blanks and an open bracket with member characters
+        self._stays_after = False  # the text held after the last cut is blanks and a bracket never removed
         self._closed = False
 
     @property
@@ -176,20 +194,41 @@ class LiveDisplay:
         if self._closed:
             raise ValueError("feed() after close()")
         pending = self._pending + piece
-        if self._unpaired_run and "`" not in piece and "~" not in piece:
-            # Only a backtick run (its partner) or a fence line ends the wait.
+        if self._unpaired_run and "`" not in piece and "~" not in piece and "\n" not in piece:
+            # Only a backtick run (its partner), a fence or a new line (a blank one ends the
+            # span's block) ends the wait.
             self._pending = pending
             return Step("")
-        if self._context in _PLAIN and _NOTHING_TO_DECIDE.fullmatch(pending):
-            # The common case, prose: only a trailing blank run waits (a marker may take it).
+        if self._held_open and not piece.strip(_MEMBER_CHARS):
+            # An open bracket gaining member characters stays open: nothing to look at again
+            # (a long run of digits fed one at a time costs its length, not its square).
+            self._pending = pending
+            return Step("")
+        self._held_open = False
+        context = self._context
+        if (
+            context
+            and context[-1] != "\n"
+            and _NOTHING_TO_DECIDE.fullmatch(pending)
+            and "|" not in pending
+            and line_settled(context[context.rfind("\n") + 1 :])
+        ):
+            # The common case, prose in the middle of a line whose kind is settled: only a
+            # trailing blank run waits (a marker may take it). The context keeps its blocks;
+            # its last character stands for the new last one (a "|" stays: it may make a table).
             display = pending.rstrip(" \t")
             self._pending = pending[len(display) :]
             if display:
-                self._context = _last(display)
+                self._context = (
+                    context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
+                )
             return Step(display)
         self._pending = pending
         cut = self._settled()
         if cut == 0:
+            # Nothing settles: if all that is held is blanks and one open bracket, member
+            # characters alone will keep it so.
+            self._held_open = _HELD_OPEN.fullmatch(pending) is not None
             return Step("")
         return self._release(cut, final=False)
 
@@ -207,14 +246,17 @@ class LiveDisplay:
         pending = self._pending
         at_line_start = self._context == "" or self._context.endswith("\n")
         self._unpaired_run = False
-        if "`" in pending:
-            # The first backtick run with no partner among the runs received (a run
-            # at the very end may still grow, so it does not count yet).
+        if "`" in pending or "~" in pending:
+            # Where code stops being decided: the first backtick run with no partner among the
+            # runs received (a run at the very end may still grow, so it does not count yet),
+            # or a line or block that what follows may still reshape.
             known = pending.rstrip("`")
             _, run = _context(self._context + known)
             run -= len(self._context)
             if run < len(known):
                 run = max(run, 0)
+                if not pending.startswith("`", run):
+                    return self._before_the_end(run, at_line_start)
                 self._unpaired_run = not pending[:run].strip(" \t")
                 # The character after this cut is known, a backtick: only a form that
                 # can take it (a dagger's text, a footnote definition's line) still waits.
@@ -229,24 +271,77 @@ class LiveDisplay:
         return self._before_the_end(len(pending), at_line_start)
 
     def _before_the_end(self, cut: int, at_line_start: bool) -> int:
-        """How much of pending[:cut] is settled whatever follows it."""
+        """How much of pending[:cut] is settled whatever follows it.
+
+        Walks back from the cut one held thing at a time (blanks, backticks, a
+        line of fence characters or a footnote definition, an opening whose
+        text up to the cut may still become a form), each step looking only at
+        what it passes, so the walk costs what it walks. It stops at a held
+        marker that can never be removed (a member already in range): only a
+        removal joins the text before a marker to what follows it.
+        """
         pending = self._pending
+        self._stays_after = False
         while True:
             before = cut
-            cut = len(pending[:cut].rstrip(" \t"))
-            cut = len(pending[:cut].rstrip("`"))
+            while cut > 0 and pending[cut - 1] in " \t`":
+                cut -= 1
             newline = pending.rfind("\n", 0, cut)
             line = newline + 1
             if newline >= 0 or at_line_start:
                 text = pending[line:cut]
                 if text in _FENCE_STARTS or _FOOTNOTE_DEFINITION_LINE.fullmatch(text):
                     cut = line
-            for opening in _OPENINGS.finditer(pending, line, cut):
-                if self._open.fullmatch(pending, opening.start(), cut):
-                    cut = opening.start()
-                    break
+            opening = self._open_before(line, cut)
+            if opening is not None:
+                # (Judged on all that is known after it, up to where this round began: the
+                # blanks after a number say it is complete.)
+                if self._never_removed(pending, opening, before):
+                    # What follows the cut (blanks, then a bracket never removed) stays as it is.
+                    self._stays_after = True
+                    return len(pending[:opening].rstrip(" \t"))
+                cut = opening
             if cut == before:
                 return cut
+
+    def _open_before(self, line: int, cut: int) -> int | None:
+        """The first opening in pending[line:cut] whose text up to the cut may still become a form."""
+        pending = self._pending
+        last = max(pending.rfind(bracket, line, cut) for bracket in "[\u3010\uff3b")
+        if last < 0:
+            return None
+        if "\u2020" in pending[line:cut]:  # a dagger's text may hold other openings: look at all
+            for opening in _OPENINGS.finditer(pending, line, cut):
+                if self._open.fullmatch(pending, opening.start(), cut):
+                    return opening.start()
+            return None
+        if last > line and pending[last - 1] in "[\u3010" and self._open.fullmatch(pending, last - 1, cut):
+            return last - 1  # a double bracket
+        return last if self._open.fullmatch(pending, last, cut) else None
+
+    def _never_removed(self, pending: str, opening: int, cut: int) -> bool:
+        """Whether the canonical bracket held at pending[opening:cut] keeps a member in range whatever
+        follows (or is no marker at all): then it is never removed, and never takes the blanks before it."""
+        held = pending[opening:cut]
+        if not held.startswith("["):
+            return False
+        closed = held.endswith("]")
+        content = held[1:-1] if closed else held[1:]
+        if content.strip(_MEMBER_CHARS):
+            return False
+        parts = content.split(",")
+        last = parts[-1]
+        if not closed and not (last.strip(" \t") and last[-1] in " \t"):
+            parts.pop()  # its last number may still grow
+        for part in parts:
+            member = _MEMBER.fullmatch(part)
+            if member is None or len(member[1]) > 9 or len(member[2] or "") > 9:
+                continue
+            low = int(member[1])
+            high = int(member[2]) if member[2] else low
+            if low <= high and low <= self._count and high >= 1:
+                return True
+        return False
 
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
@@ -255,35 +350,41 @@ class LiveDisplay:
         # A backtick after the stretch stays (removals take markers and blanks only): a marker
         # at the end is decided by it.
         after = self._pending[cut : cut + 1] if self._pending.startswith("`", cut) else ""
+        if self._stays_after and not final:
+            after = self._pending[
+                cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))
+            ]
         states = [_context(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
             states.append(_context(text, after)[0])
-        parts, excluded = _split(text)
-        markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
-        if any(not 0 < member <= self._count for members in markers.values() for member in members):
+        parts, excluded = split_candidates(text)
+        markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+        if any(not in_range(member, self._count) for members in markers.values() for member in members):
             stripped: list[int] = []
             while True:
-                text, joins = _strip_pass(text, self._count, stripped)
+                text, joins = strip_pass(text, self._count, stripped)
                 if not joins:
                     break
                 # Re-rendering a marker moves no code; a removal may have.
                 states.append(_context(text, after)[0])
-            parts, excluded = _split(text)
-            markers = {i: _members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
-        if not final and (states[0] is None or any(state != states[0] for state in states)):
+            parts, excluded = split_candidates(text)
+            markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+        first = states[0]
+        if not final and (first is None or any(state is None or state[0] != first[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
         mapping = self._mapping
         cited: list[tuple[int, int]] = []
         for i, members in markers.items():
-            for member in members:
-                if member not in mapping:
-                    mapping[member] = len(mapping) + 1
-                    cited.append((mapping[member], member))
+            cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
             parts[i] = render_marker(mapping[m] for m in members)
-        display = "".join(parts)[len(context) :]
+        shown = "".join(parts)
+        display = shown[len(context) :]
         self._pending = self._pending[cut:]
         if not final:
-            self._context = states[0] or ""
+            # The state the last step left (renumbering after it moves nothing that matters).
+            last = states[-1]
+            assert last is not None  # (checked above)
+            self._context = last[1]
         return Step(display, cited)

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heapify, heappop, heapreplace
 
-from answers.citations.core import _RANGE, _SEP, _code, _ranges_in_bounds
+from answers.citations.code import code_regions
+from answers.citations.scan import RANGE, SEP, ranges_in_bounds
 
 # The table's order is the order in which the dialects are tried at a position.
-DIALECTS = ("footnote-definition", "double", "fullwidth", "dagger", "label", "footnote")
+DIALECTS = ("footnote-definition", "double", "fullwidth", "dagger", "dagger-indexed", "label", "footnote")
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Normalized:
 
 def _members(group: str) -> str:
     """A member list M, captured in `group`: exactly the bracket content of a canonical marker."""
-    return rf"(?P<{group}>[ \t]*+{_RANGE}(?:{_SEP}{_RANGE})*+[ \t]*+)"
+    return rf"(?P<{group}>[ \t]*+{RANGE}(?:{SEP}{RANGE})*+[ \t]*+)"
 
 
 SQUARE, LENTICULAR, FULLWIDTH = "[", "\u3010", "\uff3b"
@@ -59,7 +60,18 @@ _M_START = r"[ \t0-9]"
 _FORMS: dict[str, dict[str, tuple[str, str]]] = {
     # At a line start (no backslash can precede it); the rest of the line and its break go too.
     "footnote-definition": {SQUARE: (r"\^", r"\^(?<![^\n]\[\^)[0-9]++\^?+\]:[^\n]*+\n?+")},
-    "double": {SQUARE: (r"\[", r"\[" + _members("m_double") + r"\]\]" + _NO_LINK)},
+    # [[M]], or [[L S M]] with a label as in `label` ([[Source: 3]], [[ source : 3 ]]).
+    "double": {
+        SQUARE: (
+            r"\[",
+            r"\[(?:[ \t]*+(?ai:(?>"
+            + _LABELS
+            + r"))[ \t]*+(?::[ \t]*+)?+)?+"
+            + _members("m_double")
+            + r"\]\]"
+            + _NO_LINK,
+        )
+    },
     "fullwidth": {
         LENTICULAR: (
             "[\u3010 \t0-9]",
@@ -74,13 +86,19 @@ _FORMS: dict[str, dict[str, tuple[str, str]]] = {
         LENTICULAR: (_M_START, _members("m_dagger_lenticular") + "\u2020"),
         SQUARE: ("[ \t0-9,\\-\u2013]*+\u2020", _members("m_dagger") + "\u2020"),
     },
+    # OpenAI's file-search marker: message and result index, no source number of ours.
+    # (Its text T is looked up by _Closes, as a dagger's.)
+    "dagger-indexed": {LENTICULAR: ("[0-9]", "[0-9]++:[0-9]++\u2020")},
     "label": {
         SQUARE: (
-            "[A-Za-z]",
-            rf"(?ai:(?>{_LABELS}))[ \t]*+(?::[ \t]*+)?+{_members('m_label')}\]{_NO_LINK}",
+            "[ \t]*+[A-Za-z]",
+            rf"[ \t]*+(?ai:(?>{_LABELS}))[ \t]*+(?::[ \t]*+)?+{_members('m_label')}\]{_NO_LINK}",
         )
     },
-    "footnote": {SQUARE: (r"\^", r"\^(?P<m_footnote>[0-9]++)\^?+\]" + _NO_LINK)},
+    "footnote": {
+        SQUARE: (r"\^", r"\^(?P<m_footnote>[0-9]++)\^?+\]" + _NO_LINK),
+        LENTICULAR: (r"\^", r"\^(?P<m_footnote_lenticular>[0-9]++)\^?+\u3011" + _NO_LINK),  # Kimi's 【^1^】
+    },
 }
 _GROUP = {name: name.replace("-", "_") for name in DIALECTS}  # a group name is an identifier
 _DAGGER = "\u2020"
@@ -161,7 +179,7 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         # Where code is, on the text as the model wrote it.
-        self.code = _code(text) if "`" in text or "~~~" in text else []
+        self.code = code_regions(text)
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
@@ -178,9 +196,14 @@ class _Scan:
         """The end of the dialect marker `match` found and what replaces it; None when refused."""
         start, end = match.span()
         replacement = ""  # a footnote definition goes
-        if groups:
+        if name == "dagger-indexed":
+            end = self.closes.end(self.text[start], end)
+            if end < 0:
+                return None
+            replacement = "[0]"  # names no source of ours: strip removes it, and the trail records it
+        elif groups:
             members = next(filter(None, map(match.group, groups)))
-            if ("-" in members or "\u2013" in members) and not _ranges_in_bounds(members):
+            if ("-" in members or "\u2013" in members) and not ranges_in_bounds(members):
                 return None  # an M with a range out of bounds is no member list
             if name == "dagger":
                 end = self.closes.end(self.text[start], end)

@@ -8,16 +8,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from answers.citations.core import (
-    Marker,
-    _Draft,
-    _members,
-    _verdict,
-    finalize_citations,
-    scan_markers,
-    strip_out_of_range_markers,
-)
+from answers.citations.finalize import finalize_citations
 from answers.citations.normalize import Rewrite, normalize_markers
+from answers.citations.scan import Marker, in_range, marker_members, scan_markers
+from answers.citations.strip import Draft, Verdict, strip_out_of_range_markers
 
 
 class SourceStatus(enum.StrEnum):
@@ -46,6 +40,13 @@ class SourceOutcome:
     status: SourceStatus
     citation_count: int  # markers of the final text that cite it
     first_cited_offset: int | None  # offset in the raw text of its first marker
+    renumbered: bool = False  # source_renumbered(): stored on AnswerSource, read by admin and metrics
+
+
+def source_renumbered(original_number: int, final_number: int | None) -> bool:
+    """The rule, spelled once: a source is renumbered when it kept a number in the final text
+    other than its retrieval number (an answer is renumbered when one of its sources is)."""
+    return final_number is not None and final_number != original_number
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,6 @@ class MarkerDecision:
     final: str | None = None  # its canonical text in the final text
     final_members: tuple[int, ...] = ()  # its members' final numbers, ascending
     dialect: str | None = None  # the dialect it was normalized from (issue 16)
-
-    @property
-    def renumbered(self) -> bool:
-        """Whether a member that stayed got a new number."""
-        kept = [m for m in self.members if m not in self.stripped]
-        return self.final is not None and sorted(kept) != list(self.final_members)
 
     def as_json(self) -> dict[str, Any]:
         """The stored form (Answer.markers holds a list of these)."""
@@ -117,10 +112,6 @@ class Trail:
     # order met: the record of step 0.
     normalized: list[tuple[str, str]] = field(default_factory=list)
 
-    @property
-    def renumbered(self) -> bool:
-        return any(s.final_number not in (None, s.original_number) for s in self.sources)
-
     def markers_json(self) -> list[dict[str, Any]]:
         return [marker.as_json() for marker in self.markers]
 
@@ -148,17 +139,17 @@ def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str]
     normalized = normalize_markers(raw_text, dialects)
     text = normalized.text
     origin = _origin(raw_text, normalized.rewrites) if normalized.rewrites else None
-    recorder = _Recorder(source_count, len(text), origin)
+    recorder = _Recorder(len(text), origin)
     stripped = strip_out_of_range_markers(text, source_count, recorder)
     numbers = list(range(1, source_count + 1))
-    final = finalize_citations(stripped.text, numbers)
+    final = finalize_citations(stripped.text, numbers, cut=stripped.cut)
     dialect_at = {(r.start, r.end): r.dialect for r in normalized.rewrites if r.replacement}
     markers = recorder.decisions(stripped.text, final.text, dialect_at)
 
     first_offset: dict[int, int] = {}
     for marker in scan_markers(text):
         for member in marker.members:
-            if 1 <= member <= source_count:
+            if in_range(member, source_count):
                 first_offset.setdefault(member, marker.start if origin is None else origin[marker.start])
 
     counts: dict[int, int] = {}
@@ -182,6 +173,7 @@ def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str]
                 status=status,
                 citation_count=counts.get(new, 0) if new is not None else 0,
                 first_cited_offset=first_offset.get(original) if status == SourceStatus.CITED else None,
+                renumbered=source_renumbered(original, new),
             )
         )
     return Trail(
@@ -232,7 +224,7 @@ class _Found:
 
 
 class _Recorder:
-    """Hears strip's passes (core.StripTrace) and keeps, per marker, where it came from in the raw text.
+    """Hears strip's passes (strip.StripTrace) and keeps, per marker, where it came from in the raw text.
 
     It keeps the raw position of every character of the text the current pass
     works on (an array, so memory stays proportional to the text); a pass over
@@ -241,8 +233,7 @@ class _Recorder:
     span comes from the raw positions of its first and last characters.
     """
 
-    def __init__(self, count: int, size: int, origin: array[int] | None = None) -> None:
-        self._count = count
+    def __init__(self, size: int, origin: array[int] | None = None) -> None:
         self._size = size  # of the text strip starts from
         # The raw position of each character of that text: None while it is the raw text itself,
         # else the map through normalize's rewrites.
@@ -273,13 +264,13 @@ class _Recorder:
         span = (self._at(start), self._at(end - 1) + 1)
         found = self._live.get(span)
         if found is None or found.current != written:
-            found = _Found(*span, written, self._passes, _members(written), written)
+            found = _Found(*span, written, self._passes, marker_members(written), written)
             self._found.append(found)
             self._live[span] = found
         return found
 
-    def _strip(self, found: _Found) -> None:
-        verdict = _verdict(_members(found.current), self._count)
+    def _strip(self, found: _Found, verdict: Verdict) -> None:
+        """Apply strip's verdict on the marker (None: it keeps every member)."""
         if verdict is None:
             return
         replacement, dropped = verdict
@@ -289,7 +280,9 @@ class _Recorder:
             found.removed = True
             del self._live[(found.raw_start, found.raw_end)]
 
-    def full_pass(self, parts: list[str], excluded: set[int], edited: list[str]) -> None:
+    def full_pass(
+        self, parts: list[str], excluded: set[int], edited: list[str], verdicts: dict[str, Verdict]
+    ) -> None:
         self._passes += 1
         positions = array("q")
         copied = 0  # the text before this index is in `positions` already
@@ -299,7 +292,7 @@ class _Recorder:
             if j % 2 and j not in excluded:
                 found = self._meet(start, end, part)
                 if now != part:
-                    self._strip(found)
+                    self._strip(found, verdicts[part])
             if now != part:
                 positions += self._slice(copied, start)
                 if j % 2:
@@ -315,12 +308,12 @@ class _Recorder:
             positions += self._slice(copied, start)
             self._positions = positions
 
-    def local_pass(self, draft: _Draft, markers: list[tuple[int, int, str]]) -> None:
+    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]], verdicts: list[Verdict]) -> None:
         self._passes += 1
-        for start, end, written in markers:
-            self._strip(self._meet(start, end, written))
+        for (start, end, written), verdict in zip(markers, verdicts, strict=True):
+            self._strip(self._meet(start, end, written), verdict)
 
-    def drafted(self, draft: _Draft) -> None:
+    def drafted(self, draft: Draft) -> None:
         edits = draft.edits()
         if not edits:
             return

@@ -12,6 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from answers import metrics, selectors
+from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
 from answers.conversations.services import TurnInFlight, TurnPlan, turn_claim
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports stor
 
 # What finalize decides for each source: the names of AnswerSource's fields and of the
 # trail's SourceOutcome alike, copied from one to the other and stored by store_source_outcomes.
-SOURCE_OUTCOME_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset")
+SOURCE_OUTCOME_FIELDS = ("final_number", "status", "citation_count", "first_cited_offset", "renumbered")
 
 # What completing an answer writes.
 _COMPLETED_FIELDS = [
@@ -39,6 +40,7 @@ _COMPLETED_FIELDS = [
     "markers",
     "normalized",
     "html",
+    "rules_version",
     "truncated",
     "status",
     "first_piece_ms",
@@ -211,6 +213,7 @@ def answer_complete(
         answer.fallback = trail.fallback
         answer.markers = markers
         answer.normalized = trail.normalized_json()
+        answer.rules_version = RULES_VERSION
         answer.truncated = truncated
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms

@@ -16,6 +16,8 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.utils.module_loading import import_string
 
+from answers.citations import Marker
+from answers.citations.trail import final_markers
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
 from answers.providers.registry import get_provider
@@ -64,6 +66,7 @@ class AnswerTexts:
     question: str = ""
     declined: bool = False
     cited: tuple[str, ...] = ()  # the title and the excerpt of each source of the final list
+    markers: list[Marker] | None = None  # the final text's markers, from the stored trail
 
 
 def answer_texts(answer: Answer) -> AnswerTexts:
@@ -78,12 +81,15 @@ def answer_texts(answer: Answer) -> AnswerTexts:
         # Quotes live on the trail once the native-citations provider stores them.
         quotes={s.original_number: list(getattr(s, "quotes", None) or []) for s in rows},
         dropped=frozenset(s.original_number for s in rows if s.status == AnswerSource.Status.DROPPED),
+        # The trail stored the final markers (an answer stored before the per-marker record has
+        # none: its text is scanned).
+        markers=final_markers(answer.markers) if answer.markers else None,
     )
 
 
 def inputs_from(texts: AnswerTexts) -> SupportInputs:
     """The method inputs: sentences, wanted pairs and the corpus weights of the sentences' words."""
-    inputs = support_inputs(texts.text, texts.sources, quotes=texts.quotes)
+    inputs = support_inputs(texts.text, texts.sources, quotes=texts.quotes, markers=texts.markers)
     words = [w for sentence in inputs.sentences for w in content_words(sentence.body)]
     return replace(inputs, idf=corpus_idf(words))
 

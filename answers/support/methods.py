@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from answers.citations import Marker
 from answers.providers.base import ProviderError
 from answers.support.lexical import UNIFORM, Idf, excerpt_stems, sentence_terms, terms_score
 from answers.support.passages import backing_passages
@@ -52,8 +53,10 @@ def support_inputs(
     *,
     idf: Idf = UNIFORM,
     quotes: Mapping[int, Sequence[str]] | None = None,
+    markers: list[Marker] | None = None,
 ) -> SupportInputs:
-    sentences = split_sentences(text)
+    """`markers`: the text's markers when known (the stored trail's); else split_sentences() scans."""
+    sentences = split_sentences(text, markers)
     return SupportInputs(
         text=text,
         sentences=sentences,

@@ -125,6 +125,12 @@ def build_record(
     }
 
 
+def grounded_uncited(sentence: Mapping[str, Any]) -> list[int]:
+    """ "Grounded but uncited", spelled once: the retrieved sources (original numbers) grounding a
+    stored sentence that cites nothing; [] when it cites or no source grounds it."""
+    return list(sentence.get("grounded_by", [])) if sentence["verdict"] == UNCITED else []
+
+
 @dataclass(frozen=True)
 class Summary:
     """What a list filter, a health share or a metric needs from one record, counted once."""
@@ -137,7 +143,7 @@ class Summary:
 def summarize(record: Mapping[str, Any], dropped: Collection[int]) -> Summary:
     """Counts of a stored record; `dropped` are the original numbers of the answer's dropped sources."""
     sentences = record.get("sentences", [])
-    grounded = [s["grounded_by"] for s in sentences if s["verdict"] == UNCITED and s["grounded_by"]]
+    grounded = [numbers for s in sentences if (numbers := grounded_uncited(s))]
     return Summary(
         unsupported=sum(s["verdict"] == UNSUPPORTED for s in sentences),
         grounded_uncited=len(grounded),

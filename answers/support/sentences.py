@@ -28,7 +28,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from answers.citations import Marker, scan_markers
-from answers.citations.core import _code
+from answers.citations.code import code_regions
 
 _FENCES = ("```", "~~~")
 _BLOCK_START = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]|\d{1,9}[.)](?:[ \t]|$)|>|\|)")
@@ -60,7 +60,7 @@ def _code_kinds(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]
     """
     fenced: list[tuple[int, int]] = []
     inline: list[tuple[int, int]] = []
-    for start, end in _code(text):
+    for start, end in code_regions(text):
         at_line_start = start == 0 or text[start - 1] == "\n"
         (fenced if at_line_start and text.startswith(_FENCES, start) else inline).append((start, end))
     return fenced, inline
@@ -215,9 +215,13 @@ def _merge_wordless(text: str, spans: list[tuple[int, int]], markers: _Markers) 
     return merged
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """The sentences of `text` outside fenced code blocks, in order (see the module docstring)."""
-    markers = _Markers(scan_markers(text))
+def split_sentences(text: str, markers_of_text: list[Marker] | None = None) -> list[Sentence]:
+    """The sentences of `text` outside fenced code blocks, in order (see the module docstring).
+
+    `markers_of_text`: the text's markers when they are known (a stored answer's, from its trail:
+    citations.trail.final_markers()); else the text is scanned.
+    """
+    markers = _Markers(scan_markers(text) if markers_of_text is None else markers_of_text)
     fenced, inline = _code_kinds(text)
     code = _Spans(inline)
     sentences = []

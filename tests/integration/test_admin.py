@@ -77,6 +77,24 @@ def test_answer_list_shows_each_question_and_the_trail_columns(admin_client, ans
     assert (row.cited_count, row.retrieved_count, row.dropped_count, row.renumbered) == (2, 4, 2, True)
 
 
+def test_renumbered_is_stored_per_source_and_the_list_reads_the_stored_fact(admin_client, answer_factory):
+    answer = answer_factory(text="A [3] then [1] and [9].", source_count=4)
+    stored = dict(answer.sources.values_list("original_number", "renumbered"))
+    # [3] becomes [1] and [1] becomes [2]: both renumbered; 2 and 4 are dropped (no final number).
+    assert stored == {1: True, 2: False, 3: True, 4: False}
+    kept = answer_factory(text="A [1] then [2].", source_count=2)
+    assert not kept.sources.filter(renumbered=True).exists()
+
+    # The list's column and filter read the stored flag, not the numbers.
+    answer.sources.update(renumbered=False)
+    listed = admin_client.get(changelist_url(), {"renumbered": "yes"})
+    assert listed.status_code == 200
+    assert listed_ids(listed) == set()
+    answer.sources.filter(original_number=3).update(renumbered=True)
+    assert listed_ids(admin_client.get(changelist_url(), {"renumbered": "yes"})) == {answer.pk}
+    assert listed_ids(admin_client.get(changelist_url(), {"renumbered": "no"})) == {kept.pk}
+
+
 def test_pages_render_for_a_qa_reviewer(qa_client, answer_factory):
     answer = answer_factory(text="A [2] then [1].", source_count=2)
     assert qa_client.get(reverse("admin:index")).status_code == 200

@@ -116,3 +116,39 @@ def test_service_reports_per_answer(real_answers):
     audits = list(audit_answers(chunk_size=2))
     assert [a.answer_id for a in audits] == [str(a.pk) for a in real_answers[:-1]]
     assert all(a.ok for a in audits)
+
+
+def test_answers_under_older_rules_are_reported_apart_never_as_failures(real_answers):
+    # An answer stored before the citation rules changed (its trail followed the rules of its day):
+    # even a final text today's rules would not give is not a failure.
+    older = real_answers[3]
+    Answer.objects.filter(pk=older.pk).update(rules_version=1, final_text="as the old rules left it")
+    out, error = run()
+    assert error is None
+    assert out.strip().splitlines() == [
+        "audit_citations: checked 4 answers, 0 differ",
+        "audit_citations: 1 answers computed under older citation rules (version 1; current 2), not checked",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "count", "final"),
+    [
+        # Issue 30's examples, through the real pipeline: what the trail stores is what the reader sees.
+        (
+            "Press the ` key to open the console [2].\n\nThen type `help` [1].",
+            2,
+            "Press the ` key to open the console [1].\n\nThen type `help` [2].",
+        ),
+        ("> ~~~\n> print(a[1])\n> ~~~\nSee [3].", 3, "> ~~~\n> print(a[1])\n> ~~~\nSee [1]."),
+        ("It is great[9] and true [1].", 1, "It is great and true [1]."),
+        ("Per [[Source: 2]] and \u30103:0\u2020source\u3011.", 2, "Per [1] and."),
+    ],
+)
+def test_the_stored_trail_says_what_the_reader_sees(answer_factory, raw, count, final):
+    answer = answer_factory(text=raw, source_count=count)
+    assert answer.final_text == final
+    assert answer.rules_version == 2
+    out, error = run()
+    assert error is None, out
+    assert "checked 1 answers, 0 differ" in out

@@ -51,16 +51,17 @@ def test_render_answer_html_escapes_then_links_markers(text: str, count: int, ex
 
 
 def test_rendering_links_the_markers_the_trail_recorded_and_nothing_else() -> None:
+    # The removed [9] keeps the blank after it (not at a line start): no `[2](x)` link is formed.
     raw = "\r\n\r\nFirst [2[9]] then [1].\r\n\r\nA link [1][9] (x) is text."
     trail = compute_trail(raw, 2)
-    assert trail.final_text == "\r\n\r\nFirst [1] then [2].\r\n\r\nA link [1](x) is text."
+    assert trail.final_text == "\r\n\r\nFirst [1] then [2].\r\n\r\nA link [2] (x) is text."
     recorded = final_markers(trail.markers_json())
-    assert [trail.final_text[m.start : m.end] for m in recorded] == ["[1]", "[2]"]
+    assert [trail.final_text[m.start : m.end] for m in recorded] == ["[1]", "[2]", "[2]"]
 
     assert render_answer_html(trail.final_text, reference_count=2, markers=recorded) == (
         '<p>First <a class="cite" href="#source-1">[1]</a> then '
         '<a class="cite" href="#source-2">[2]</a>.</p>\n'
-        "<p>A link [1](x) is text.</p>\n"
+        '<p>A link <a class="cite" href="#source-2">[2]</a> (x) is text.</p>\n'
     )
     # What the record says decides: a marker it does not list stays text.
     assert render_answer_html("A [1].", reference_count=1, markers=[]) == "<p>A [1].</p>\n"

@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from answers.conf import conf
 from answers.models import Answer
+from answers.support.compute import compute_support
 from tests.fixtures.providers import Reply
 from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
 
@@ -105,6 +106,21 @@ def test_a_sentence_copied_from_source_1_but_marked_2_is_unsupported(admin_clien
         rf" \[2\] {second['scores']['2']:.2f}</span>",
         html,
     )
+
+
+def test_support_reads_the_final_markers_the_trail_stored(answer_factory, topics):
+    answer = answer_factory(text=FAITHFUL, documents=topics[:2])
+    first, second = answer.support["sentences"]
+    assert (first["cited"], second["cited"]) == ([1], [2])
+    # The record follows the trail's markers, not a new scan of the text: with the stored
+    # record of the first marker gone (as a reader of the trail would see it), that sentence cites nothing.
+    answer.markers = [
+        entry for entry in answer.markers if entry["final_start"] != answer.final_text.index("[1]")
+    ]
+    answer.save(update_fields=["markers"])
+    record = compute_support(Answer.objects.get(pk=answer.pk))
+    assert [s["cited"] for s in record["sentences"]] == [[], [2]]
+    assert record["sentences"][0]["verdict"] == "uncited"
 
 
 def test_a_sentence_copied_from_a_source_never_cited_is_grounded_by_that_dropped_source(

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answers.citations import scan_markers
-from answers.citations.core import _code
+from answers.citations.code import code_regions
 from answers.support.sentences import split_sentences
 
 # (text, [(sentence text, cited)])
@@ -146,7 +146,7 @@ PROPERTY = settings(max_examples=400, deadline=None, derandomize=True)
 def _fenced(text: str) -> list[bool]:
     """Which characters are fenced: the citation core's code ranges that open a line with a fence."""
     mask = [False] * len(text)
-    for start, end in _code(text):
+    for start, end in code_regions(text):
         if text.startswith(("```", "~~~"), start) and (start == 0 or text[start - 1] == "\n"):
             mask[start:end] = [True] * (end - start)
     return mask

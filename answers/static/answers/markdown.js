@@ -49,53 +49,202 @@
       "[ \\t]*\\](?!\\()", // and a link or image is text
     "g",
   );
-  const FENCED_BLOCK = /\n(```|~~~)[^\n]*(?:\n(?!\1)[^\n]*)*(?:\n[^\n]*)?/g;
-  const TICK_RUN = /`+/g;
   const MAX_RANGE_SPAN = 50n;
 
-  function codeRegions(text) {
-    // Fenced blocks from the lines alone, then inline code spans paired within each stretch
-    // between them: a run of N backticks and the next run of exactly N.
-    const code = [];
-    const blocks = [];
-    const src = "\n" + text;
-    FENCED_BLOCK.lastIndex = 0;
-    let match;
-    while ((match = FENCED_BLOCK.exec(src)) !== null) {
-      blocks.push([match.index, match.index + match[0].length - 1]);
+  // --- Where the text is code (answers/citations/code.py, the same rules) ----------------------
+  // markdown-it's own block parse (the renderer's options, blocks only) says where fenced blocks,
+  // paragraphs, headings and table cells are; code spans are paired inside each of those by
+  // markdown-it's rules (escapes, a run of N backticks closed by the next run of exactly N); the
+  // cells of a table row past its header's columns, which markdown-it drops, count as code.
+
+  const INLINE = /\\[!-\/:-@\[-`{-~\n]|`+/g;
+  const TICKS = /`+/g;
+  const ROW_PREFIX = /^(?:[ \t]*>)*[ \t]*/;
+  const DELIMITER_ROW = /^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/m;
+  let blockMarkdown = null;
+
+  function blockParser() {
+    if (blockMarkdown === null) {
+      blockMarkdown = window.markdownit("commonmark", { html: false, breaks: true, linkify: false, typographer: false });
+      blockMarkdown.enable("table");
+      blockMarkdown.disable(["code", "reference", "html_block", "html_inline"]);
+      blockMarkdown.disable(["inline", "text_join"], true); // blocks only: code spans are paired below
     }
-    blocks.push([text.length, text.length]);
-    let prose = 0;
-    for (const [start, end] of blocks) {
-      const stretch = text.slice(prose, start);
-      if (stretch.includes("`")) {
-        const runs = [];
-        TICK_RUN.lastIndex = 0;
-        while ((match = TICK_RUN.exec(stretch)) !== null) {
-          runs.push([prose + match.index, match[0].length]);
+    return blockMarkdown;
+  }
+
+  function pairSpans(text, start, end) {
+    // The code spans of text[start:end] and the first run left without a partner (end if none).
+    const runs = new Map();
+    TICKS.lastIndex = start;
+    let run;
+    while ((run = TICKS.exec(text)) !== null && run.index < end) {
+      const size = Math.min(run[0].length, end - run.index);
+      if (!runs.has(size)) {
+        runs.set(size, []);
+      }
+      runs.get(size).push(run.index);
+    }
+    const spans = [];
+    let unpaired = end;
+    let position = start;
+    for (;;) {
+      INLINE.lastIndex = position;
+      const found = INLINE.exec(text);
+      if (found === null || found.index >= end) {
+        return [spans, unpaired];
+      }
+      const opener = found.index;
+      const after = Math.min(opener + found[0].length, end);
+      if (text[opener] === "\\") {
+        position = after;
+        continue;
+      }
+      const size = after - opener;
+      const starts = runs.get(size) || [];
+      const k = starts.findIndex(function (s) { return s >= after; });
+      if (k >= 0) {
+        spans.push([opener, starts[k] + size]);
+        position = starts[k] + size;
+      } else {
+        unpaired = Math.min(unpaired, opener);
+        position = after;
+      }
+    }
+  }
+
+  function codeRegions(text) {
+    // Where `text` is code, as [start, end] pairs in order.
+    if (!text.includes("`") && !text.includes("~~~") && !(text.includes("|") && DELIMITER_ROW.test(text))) {
+      return [];
+    }
+    const src = text.replace(/\r\n/g, " \n").replace(/\r/g, "\n").replace(/\0/g, "\ufffd");
+    const tokens = blockParser().parse(src, {});
+    const lines = src.split("\n");
+    const starts = [];
+    let at = 0;
+    for (const line of lines) {
+      starts.push(at);
+      at += line.length + 1;
+    }
+    const lineEnd = function (i) { return starts[i] + lines[i].length; };
+    const cellsOf = function (row) {
+      const source = lines[row];
+      const start = ROW_PREFIX.exec(source)[0].length;
+      const end = source.replace(/[ \t]+$/, "").length;
+      const cells = [];
+      let cell = start;
+      for (let i = start; i < end; i += 1) {
+        if (source[i] === "|" && (i === 0 || source[i - 1] !== "\\")) {
+          cells.push([cell, i]);
+          cell = i + 1;
         }
-        const next = new Array(runs.length).fill(-1); // the next run of the same length
-        const seen = new Map();
-        for (let i = runs.length - 1; i >= 0; i -= 1) {
-          next[i] = seen.has(runs[i][1]) ? seen.get(runs[i][1]) : -1;
-          seen.set(runs[i][1], i);
-        }
-        let i = 0;
-        while (i < runs.length) {
-          const j = next[i];
-          if (j >= 0) {
-            code.push([runs[i][0], runs[j][0] + runs[j][1]]);
-            i = j + 1;
-          } else {
-            i += 1;
+      }
+      cells.push([cell, end]);
+      const blank = function (c) { return !source.slice(c[0], c[1]).replace(/[ \t]/g, ""); };
+      if (cells.length && blank(cells[0])) {
+        cells.shift();
+      }
+      if (cells.length && blank(cells[cells.length - 1])) {
+        cells.pop();
+      }
+      return cells.map(function (c) { return [starts[row] + c[0], starts[row] + c[1]]; });
+    };
+    let code = [];
+    for (const token of tokens) {
+      if (token.type === "fence" && token.map) {
+        code.push([starts[token.map[0]], lineEnd(token.map[1] - 1)]);
+      }
+    }
+    if (text.includes("|")) {
+      let columns = 0;
+      for (const token of tokens) {
+        if (token.type === "table_open") {
+          columns = 0;
+        } else if (token.type === "th_open") {
+          columns += 1;
+        } else if (token.type === "tr_open" && token.map && columns) {
+          const cells = cellsOf(token.map[0]);
+          if (cells.length > columns) {
+            code.push([cells[columns][0], lineEnd(token.map[0])]);
           }
         }
       }
-      code.push([start, end]);
-      prose = end;
     }
-    code.pop(); // the sentinel
-    return code;
+    if (text.includes("`")) {
+      let opener = null;
+      let row = -1; // the line of the table row being read (a cell's own token may carry no map)
+      let cellRow = -1;
+      for (const token of tokens) {
+        if (token.nesting === 1) {
+          opener = token;
+          if (token.type === "tr_open" && token.map) {
+            row = token.map[0];
+          }
+          continue;
+        }
+        if (token.type !== "inline" || !token.content.includes("`") || opener === null) {
+          continue;
+        }
+        if (opener.type === "th_open" || opener.type === "td_open") {
+          if (row !== cellRow) {
+            cellRow = row;
+            for (const [a, b] of cellsOf(cellRow)) {
+              code = code.concat(pairSpans(text, a, b)[0]);
+            }
+          }
+          continue;
+        }
+        if (!token.map) {
+          continue;
+        }
+        // A paragraph's or heading's lines, found in the source, then paired as one text.
+        const [first, last] = token.map;
+        const contents = token.content.split("\n");
+        const pieces = [];
+        contents.forEach(function (content, k) {
+          const line = first + k;
+          if (line >= last) {
+            return;
+          }
+          const source = lines[line];
+          const core = content.replace(/^[ \t]+/, "");
+          const stop = k === contents.length - 1 ? source.replace(/[ \t]+$/, "").length : source.length;
+          let found = core ? source.lastIndexOf(core, stop - core.length) : stop;
+          if (found < 0) {
+            found = stop - core.length;
+          }
+          pieces.push([starts[line] + found, starts[line] + found + core.length]);
+        });
+        const joined = pieces.map(function (p) { return text.slice(p[0], p[1]); }).join("\n");
+        const offsets = [];
+        let offset = 0;
+        for (const [a, b] of pieces) {
+          offsets.push(offset);
+          offset += b - a + 1;
+        }
+        const toSource = function (i) {
+          let k = offsets.length - 1;
+          while (k > 0 && offsets[k] > i) {
+            k -= 1;
+          }
+          return pieces[k][0] + Math.min(i - offsets[k], pieces[k][1] - pieces[k][0]);
+        };
+        for (const [s0, e0] of pairSpans(joined, 0, joined.length)[0]) {
+          code.push([toSource(s0), toSource(e0 - 1) + 1]);
+        }
+      }
+    }
+    code.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
+    const merged = [];
+    for (const [start, end] of code) {
+      if (merged.length && start < merged[merged.length - 1][1]) {
+        merged[merged.length - 1][1] = Math.max(end, merged[merged.length - 1][1]);
+      } else {
+        merged.push([start, end]);
+      }
+    }
+    return merged;
   }
 
   function bounds(listed) {
@@ -142,7 +291,7 @@
       }
       found.push({ start: match.index, end: match.index + match[0].length, inner: inner, ranged: ranged });
     }
-    if (found.length && (text.includes("`") || text.includes("~~~"))) {
+    if (found.length) {
       const code = codeRegions(text);
       let c = 0;
       const outside = [];

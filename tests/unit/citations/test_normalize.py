@@ -93,7 +93,21 @@ CASES = [
     pytest.param("[iD 1]", "[1]", [("label", "[iD 1]")], id="label/mixed-case"),
     pytest.param(f"[{LONG_S}ource 1]", f"[{LONG_S}ource 1]", [], id="label/ascii-case-only"),
     pytest.param("[refs 1]", "[refs 1]", [], id="label/unknown-label-is-text"),
-    pytest.param("[ ref 1]", "[ ref 1]", [], id="label/no-blank-before-the-label"),
+    pytest.param("[ ref 1]", "[1]", [("label", "[ ref 1]")], id="label/blanks-before-the-label"),
+    pytest.param("[[Source:3]]", "[3]", [("double", "[[Source:3]]")], id="double/with-a-label"),
+    pytest.param(
+        "[[ Source : 3 ]]", "[3 ]", [("double", "[[ Source : 3 ]]")], id="double/label-after-blanks"
+    ),
+    pytest.param(
+        "a \u30103:0\u2020source\u3011.",
+        "a [0].",
+        [("dagger-indexed", "\u30103:0\u2020source\u3011")],
+        id="dagger-indexed/openai-file-search-names-no-source",
+    ),
+    pytest.param("\u3010^1^\u3011", "[1]", [("footnote", "\u3010^1^\u3011")], id="footnote/kimi-full-width"),
+    pytest.param(
+        "\u3010^2\u3011", "[2]", [("footnote", "\u3010^2\u3011")], id="footnote/full-width-no-caret"
+    ),
     pytest.param("[ref::1]", "[ref::1]", [], id="label/one-colon-only"),
     pytest.param("[ref: ]", "[ref: ]", [], id="label/needs-a-member-list"),
     pytest.param("[^2]", "[2]", [("footnote", "[^2]")], id="footnote/plain"),

@@ -107,11 +107,18 @@ CASES = [
         id="removed/two-in-a-row",
     ),
     pytest.param(
-        "[1][9] (x)",
+        "a\n[9] [1]: x",
         1,
-        "[1](x)",
-        [((0, 3), "[1]", 1, UNMARKED, (), None, ()), ((3, 6), "[9]", 1, REMOVED, (9,), None, ())],
-        id="unmarked/a-removal-makes-it-a-link",
+        "a\n[1]: x",
+        [((2, 5), "[9]", 1, REMOVED, (9,), None, ()), ((6, 9), "[1]", 1, UNMARKED, (), None, ())],
+        id="unmarked/a-removal-makes-it-a-reference-definition",
+    ),
+    pytest.param(
+        "great[9] and [1]",
+        1,
+        "great and [1]",
+        [((5, 8), "[9]", 1, REMOVED, (9,), None, ()), ((13, 16), "[1]", 1, KEPT, (), "[1]", (1,))],
+        id="removed/mid-word-joins-no-words",
     ),
     pytest.param(
         "\\ [9][1]",

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answers.citations import normalize_markers, scan_markers
-from answers.citations.core import _code
+from answers.citations.code import code_regions
 from answers.citations.normalize import DIALECTS
 
 L, R = "\u3010", "\u3011"  # lenticular brackets
@@ -23,6 +23,7 @@ TOKENS = [
     "citation", "Cite", "doc", "ID", "ref", "source", "S", "\u017fource",
     f"{L}1{R}", f"{L}{L}2{R}{R}", f"{FL}3{FR}", "[[2]]", "[[ 1 , 2 ]]", "[^1]", "[^2^]", "\n[^1]: x\n",
     "[ref 2]", "[citation: 1-2]", "[doc3]", f"{L}1{D}src{R}", f"[2{D}L3]", f"{L}ID 1{R}",
+    "[[Source:3]]", "[[ source : 2 ]]", f"{L}3:0{D}source{R}", f"{L}^1^{R}", f"{L}^2{R}", "[ cite 1]", ":0",
     "[1]", "[2, 3]", "[1](x)", "\\[1]", "`[^1]`",
 ]  # fmt: skip
 # Canonical markers, code and near misses only: no dialect can be made of these.
@@ -60,7 +61,8 @@ FORMS = {
     "double": [re.compile(r"\[\[" + M + r"\]\]")],
     "fullwidth": [re.compile(f"{L}{L}{M}{R}{R}"), re.compile(f"{L}{M}{R}"), re.compile(f"{FL}{M}{FR}")],
     "dagger": [re.compile(f"{L}{M}{D}[^{R}\\n]*{R}"), re.compile(M.join([r"\[", D + r"[^\]\n]*\]"]))],
-    "footnote": [re.compile(r"\[\^([0-9]+)\^?\]")],
+    "dagger-indexed": [re.compile(f"{L}[0-9]+:[0-9]+{D}[^{R}\\n]*{R}")],
+    "footnote": [re.compile(r"\[\^([0-9]+)\^?\]"), re.compile(f"{L}\\^([0-9]+)\\^?{R}")],
 }
 
 
@@ -71,17 +73,27 @@ def is_member_list(members: str) -> bool:
 
 def label_at(text: str, i: int) -> tuple[int, str] | None:
     """`[` L S M `]` at i: its end and M."""
+    return labelled_at(text, i, "[", "]")
+
+
+def labelled_at(text: str, i: int, opening: str, closing: str) -> tuple[int, str] | None:
+    """`opening` W L S M `closing` at i (W: blanks; L a label in any ASCII case): its end and M."""
+    if not text.startswith(opening, i):
+        return None
+    w = i + len(opening)
+    while text[w : w + 1] in (" ", "\t") and text[w : w + 1]:
+        w += 1
     for label in LABELS:
-        written = text[i + 1 : i + 1 + len(label)]
-        if text.startswith("[", i) and written.isascii() and written.lower() == label:
-            j = i + 1 + len(label)
+        written = text[w : w + len(label)]
+        if written.isascii() and written.lower() == label:
+            j = w + len(label)
             while text[j : j + 1] in (" ", "\t"):
                 j += 1
             if text.startswith(":", j):
                 j += 1
                 while text[j : j + 1] in (" ", "\t"):
                     j += 1
-            match = re.compile(M + r"\]").match(text, j)
+            match = re.compile(M + re.escape(closing)).match(text, j)
             if match and match[1][:1] not in (" ", "\t"):
                 return match.end(), match[1]
     return None
@@ -89,7 +101,7 @@ def label_at(text: str, i: int) -> tuple[int, str] | None:
 
 def literal_normalize(text: str, dialects: set[str] | None) -> tuple[str, list[tuple[str, str]]]:
     code = [False] * len(text)
-    for start, end in _code(text):
+    for start, end in code_regions(text):
         code[start:end] = [True] * (end - start)
     out: list[str] = []
     found: list[tuple[str, str]] = []
@@ -102,6 +114,12 @@ def literal_normalize(text: str, dialects: set[str] | None) -> tuple[str, list[t
             if name == "label":
                 at = label_at(text, i)
                 candidates = [at] if at else []
+            elif name == "double":
+                at = labelled_at(text, i, "[[", "]]")
+                candidates = [(m.end(), m[1]) for f in FORMS[name] if (m := f.match(text, i))]
+                candidates += [at] if at else []
+            elif name == "dagger-indexed":
+                candidates = [(m.end(), "0") for f in FORMS[name] if (m := f.match(text, i))]
             elif name != "footnote-definition" or i == 0 or text[i - 1] == "\n":
                 candidates = [
                     (m.end(), m[1] if m.groups() else None) for f in FORMS[name] if (m := f.match(text, i))
@@ -134,14 +152,19 @@ def member_list(name: str, written: str) -> str | None:
     """The M of a dialect marker, by stripping its wrapper; None for a footnote definition."""
     if name == "footnote-definition":
         return None
-    if name == "double" or written.startswith(L + L):
+    if name == "dagger-indexed":
+        return "0"
+    if name == "double":
+        label = re.match(r"\[\[[ \t]*[A-Za-z]+[ \t]*(?::[ \t]*)?", written)
+        return written[label.end() : -2] if label else written[2:-2]
+    if written.startswith(L + L):
         return written[2:-2]
     if name == "fullwidth":
         return written[1:-1]
     if name == "dagger":
         return written[1 : written.index(D)]
     if name == "label":
-        label = re.match(r"\[[A-Za-z]+[ \t]*(?::[ \t]*)?", written)
+        label = re.match(r"\[[ \t]*[A-Za-z]+[ \t]*(?::[ \t]*)?", written)
         assert label is not None
         return written[label.end() : -1]
     return written[2:-1].removesuffix("^")

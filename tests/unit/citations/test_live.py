@@ -179,7 +179,7 @@ CASES = [
         ["\n~[9]~", "~ x [1]"],
         1,
         NO_DIALECTS,
-        ["", "", "\n~~~ x [1]"],
+        ["\n", "", "~~~ x [1]"],  # (the first line break is settled: a new line starts either way)
         [[], [], []],
         id="join/a-removal-opens-a-fence-so-the-rest-waits-for-the-end",
     ),
@@ -287,13 +287,14 @@ def test_prose_is_shown_in_the_step_that_brings_it_but_its_trailing_blanks(piece
 
 @PROPERTY
 @given(texts.map(lambda text: text.replace("`", "").replace("~", "")), source_counts)
-def test_without_code_nothing_waits_past_a_line_break_or_a_letter(text: str, count: int) -> None:
+def test_without_code_nothing_waits_past_a_letter(text: str, count: int) -> None:
     live = LiveDisplay(count, NO_DIALECTS)
     received = ""
     for char in text:
         live.feed(char)
         received += char
-        assert "\n" not in received[len(received) - live.held :]
+        # (A line break may wait: whether a removal emptied its line, ending the paragraph, decides
+        # how the next line reads in CommonMark; a letter that continues the line settles it.)
         if char in "abx":
             assert live.held == 0, received
 

@@ -1,0 +1,372 @@
+"""Where an answer's Markdown is code: CommonMark as markdown-it-py parses it with the renderer's options.
+
+Why markdown-it-py's own block parser, and a hand rule only for the inline part
+(docs/citations.md, "What is code"):
+
+- Exact where it matters most. Block structure (fences inside block quotes and
+  list items, lazy lines, tables interrupting paragraphs, a fence ending with
+  its container, closing fences at least as long as the opening one) is what
+  the renderer's parser says, because it *is* the renderer's parser, configured
+  by `markdown_parser()`, the one function answers/rendering.py builds on. A
+  hand copy of those rules drifted from CommonMark on 38 of 72 generated replies.
+- Fast enough, and only when needed. A text without a backtick and without
+  "~~~" has no code at all and is never parsed (unless it may hold a table:
+  cells past a table's columns are dropped unseen, so they are treated as code). Parsing costs about 0.1 s per
+  MB of Markdown (bench/RESULTS_citations.md); inline parsing, which costs
+  twice that, is not run: code spans are paired here, on each inline block's
+  own text (a paragraph, a heading, a table cell), by markdown-it's rules
+  (backslash escapes, a run of N backticks closed by the next run of exactly N
+  in the same block, no partner: plain text). Two inline constructs that can
+  hide a backtick from those rules are not modelled: a link's destination or
+  title (`[a](x`y)`) and an autolink (`<http://x`y>`); models hardly write
+  them, and the page renders both the same way the server does.
+- Streaming. `code_tail()` also says how much of a text nothing still to come
+  can change, and where the last top-level block starts: everything before it
+  is settled for good, so the live display (answers.citations.live) keeps only
+  that block as context (see there for why that stays cheap).
+
+Positions are those of the text as given. markdown-it-py first rewrites "\\r\\n"
+and "\\r" as "\\n" and NUL as U+FFFD; the parse here sees a copy of the same
+length (" \\n" for "\\r\\n"), so every offset is one of the original text.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+
+def markdown_parser() -> MarkdownIt:
+    """A parser with the renderer's options: CommonMark, GFM tables, no raw HTML, indented code or
+    link reference definitions, hard line breaks (docs/api.md, "Answer rendering")."""
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False})
+    md.enable("table")
+    md.disable(["code", "reference", "html_block", "html_inline"])
+    return md
+
+
+def _block_parser() -> MarkdownIt:
+    md = markdown_parser()
+    md.disable(["inline", "text_join"])  # blocks only: code spans are paired below
+    return md
+
+
+_BLOCKS = _block_parser()
+# What markdown-it reads inside an inline block before a backtick can open a span:
+# a backslash escape (an ASCII punctuation character or a line break after it), or a run.
+_INLINE = re.compile(r"\\[!-/:-@\[-`{-~\n]|`++")
+_TICKS = re.compile(r"`++")
+# A line that may be a table's delimiter row: only then can a table hide cells.
+_DELIMITER_ROW = re.compile(r"^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$", re.M)
+_ROW_PREFIX = re.compile(r"(?:[ \t]*>)*[ \t]*")
+# A line whose beginning may still make it a block of another kind (a list item,
+# quote, fence, heading, break, table row, setext underline) until more of it arrives.
+_UNSETTLED_LINE = re.compile(r"[ \t>]*(?:[-+*#|`~=_:0-9][^\n]*)?")
+
+
+def _parseable(text: str) -> str:
+    """`text` as markdown-it-py's normalize leaves it, with every character where it was."""
+    if "\r" in text:
+        text = text.replace("\r\n", " \n").replace("\r", "\n")
+    if "\0" in text:
+        text = text.replace("\0", "\ufffd")
+    return text
+
+
+class _Parsed:
+    """A text's block tokens, with its line starts."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        src = _parseable(text)
+        self.tokens: list[Token] = _BLOCKS.parse(src)
+        lines = src.split("\n")
+        self.lines = lines
+        self.starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+
+    def line_end(self, line: int) -> int:
+        return self.starts[line] + len(self.lines[line])
+
+    def fences(self) -> list[tuple[int, int]]:
+        return [
+            (self.starts[token.map[0]], self.line_end(token.map[1] - 1))
+            for token in self.tokens
+            if token.type == "fence" and token.map
+        ]
+
+    def inlines(self) -> list[tuple[list[tuple[int, int]], Token, bool]]:
+        """Every inline block with a backtick: its pieces, its token, whether its pieces are cells."""
+        out: list[tuple[list[tuple[int, int]], Token, bool]] = []
+        opener: Token | None = None
+        cell_row = -1
+        for token in self.tokens:
+            if token.nesting == 1:
+                opener = token
+                continue
+            if token.type != "inline" or "`" not in token.content or not token.map or opener is None:
+                continue
+            if opener.type in ("th_open", "td_open"):
+                row = token.map[0]
+                if row != cell_row:  # a row's cells are paired once, each on its own
+                    cell_row = row
+                    out.append((self._cells(row), token, True))
+                continue
+            out.append((self._inline(token), token, False))
+        return out
+
+    def hidden(self) -> list[tuple[int, int]]:
+        """The cells of table rows past the header's columns: markdown-it drops them unseen."""
+        hidden = []
+        columns = 0
+        for token in self.tokens:
+            if token.type == "table_open":
+                columns = 0
+            elif token.type == "th_open":
+                columns += 1
+            elif token.type == "tr_open" and token.map and columns:
+                cells = self._cells(token.map[0])
+                if len(cells) > columns:
+                    hidden.append((cells[columns][0], self.line_end(token.map[0])))
+        return hidden
+
+    def _inline(self, token: Token) -> list[tuple[int, int]]:
+        """A paragraph's or heading's inline text, located line by line in the source."""
+        assert token.map is not None
+        first, last = token.map
+        lines = token.content.split("\n")
+        pieces = []
+        for k, content in enumerate(lines):
+            line = first + k
+            if line >= last:
+                break
+            source = self.lines[line]
+            core = content.lstrip(" \t")
+            stop = len(source.rstrip(" \t")) if k == len(lines) - 1 else len(source)
+            found = source.rfind(core, 0, stop) if core else stop
+            if found < 0:
+                found = stop - len(core)
+            pieces.append((self.starts[line] + found, self.starts[line] + found + len(core)))
+        return pieces
+
+    def _cells(self, row: int) -> list[tuple[int, int]]:
+        """The cells of a table row as markdown-it splits them: at each "|" not right after a
+        backslash, an empty first or last cell (the row's outer pipes) left out."""
+        source = self.lines[row]
+        start = _ROW_PREFIX.match(source).end()  # type: ignore[union-attr]
+        end = len(source.rstrip(" \t"))
+        cells = []
+        cell = start
+        for i in range(start, end):
+            if source[i] == "|" and (i == 0 or source[i - 1] != "\\"):
+                cells.append((cell, i))
+                cell = i + 1
+        cells.append((cell, end))
+        if cells and not source[cells[0][0] : cells[0][1]].strip(" \t"):
+            cells.pop(0)
+        if cells and not source[cells[-1][0] : cells[-1][1]].strip(" \t"):
+            cells.pop()
+        base = self.starts[row]
+        return [(base + a, base + b) for a, b in cells]
+
+
+def _pair(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
+    """The code spans of text[start:end] (one inline piece), and the first run left without a partner
+    (`end` when none)."""
+    runs: dict[int, list[int]] = {}
+    for run in _TICKS.finditer(text, start, end):
+        runs.setdefault(run.end() - run.start(), []).append(run.start())
+    spans: list[tuple[int, int]] = []
+    unpaired = end
+    position = start
+    while True:
+        found = _INLINE.search(text, position, end)
+        if found is None:
+            return spans, unpaired
+        opener = found.start()
+        if text[opener] == "\\":
+            position = found.end()
+            continue
+        size = found.end() - opener
+        starts = runs.get(size, [])
+        k = bisect_left(starts, found.end())
+        if k < len(starts):
+            spans.append((opener, starts[k] + size))
+            position = starts[k] + size
+        else:
+            unpaired = min(unpaired, opener)
+            position = found.end()
+
+
+def _pair_block(text: str, pieces: list[tuple[int, int]], cells: bool) -> tuple[list[tuple[int, int]], int]:
+    """The code spans of an inline block: cells each on their own, lines of a paragraph joined."""
+    if cells:
+        spans: list[tuple[int, int]] = []
+        unpaired = len(text)
+        for a, b in pieces:
+            found, first = _pair(text, a, b)
+            spans += found
+            if first < b:
+                unpaired = min(unpaired, first)
+        return spans, unpaired
+    if len(pieces) == 1:
+        a, b = pieces[0]
+        found, first = _pair(text, a, b)
+        return found, first if first < b else len(text)
+    # Across lines: pair on the joined text, then map back (a span may cross lines).
+    joined = "\n".join(text[a:b] for a, b in pieces)
+    offsets = list(accumulate((b - a + 1 for a, b in pieces[:-1]), initial=0))
+    found, first = _pair(joined, 0, len(joined))
+
+    def source(i: int) -> int:
+        k = bisect_left(offsets, i + 1) - 1
+        a, b = pieces[k]
+        return a + min(i - offsets[k], b - a)
+
+    spans = [(source(s), source(e - 1) + 1) for s, e in found]
+    return spans, source(first) if first < len(joined) else len(text)
+
+
+def code_regions(text: str) -> list[tuple[int, int]]:
+    """Where `text` is code (fenced blocks and code spans), as (start, end) pairs in order."""
+    if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
+        return []
+    return _regions(_Parsed(text))[0]
+
+
+_Block = tuple[Token, int, list[tuple[int, int]]]  # an inline block: token, first unpaired run, spans
+
+
+def _regions(parsed: _Parsed) -> tuple[list[tuple[int, int]], list[_Block]]:
+    text = parsed.text
+    code = parsed.fences()
+    if "|" in text:
+        code += parsed.hidden()  # never shown: nothing there is a marker either
+    blocks: list[_Block] = []
+    if "`" in text:
+        for pieces, token, cells in parsed.inlines():
+            spans, unpaired = _pair_block(text, pieces, cells)
+            code += spans
+            blocks.append((token, unpaired, spans))
+    code.sort()
+    if "|" in text:  # a hidden cell holds the spans inside it: one region
+        merged: list[tuple[int, int]] = []
+        for start, end in code:
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        code = merged
+    return code, blocks
+
+
+@dataclass(frozen=True)
+class Tail:
+    """What a text that may still grow says about its end (for the live display).
+
+    `undecided`: code before this index is code whatever follows; from it on,
+    more text may change where code is (len(text) when nothing is undecided).
+    `block`: where the last top-level block starts; what precedes it cannot
+    change where code is after it. `key`: the blocks still open at the end (a
+    text ending in the same key leaves what follows in the same state).
+    """
+
+    undecided: int
+    block: int
+    key: tuple[object, ...]
+    fence: str | None  # the opening run of a top-level fenced block the text ends inside
+
+
+def code_tail(text: str) -> Tail:
+    """See Tail. Cost: one block parse of `text`."""
+    size = len(text)
+    line = text.rfind("\n") + 1
+    last = text[line:]
+    parsed = _Parsed(text)
+    _, blocks = _regions(parsed)
+    lines = len(parsed.lines)
+    # The lines markdown-it counts (a final line break opens no line): a block whose map reaches
+    # this many is still open at the end.
+    ends = lines - 1 if text.endswith("\n") else lines
+    undecided = size
+    # The last line while it is not finished may still become a fence, a closing fence, a
+    # list item or a table row (its first characters decide), or a fence's opening line
+    # whose info string gets a backtick.
+    if ("`" in last or "~" in last) and not line_settled(last):
+        undecided = line
+    top = [t for t in parsed.tokens if t.level == 0 and (t.nesting == 1 or t.type == "fence") and t.map]
+    block_line = top[-1].map[0] if top else 0  # type: ignore[index]
+    block = parsed.starts[block_line] if top else 0
+    open_tokens = [
+        t
+        for t in parsed.tokens
+        if (t.nesting == 1 or (t.type == "fence" and not _closed(parsed, t))) and t.map and t.map[1] >= ends
+    ]
+    # A paragraph whose last complete line holds a "|" may yet turn out to be a table.
+    for token, unpaired, spans in blocks:
+        if token.map and token.map[1] >= ends:
+            undecided = min(undecided, unpaired)
+            # A span reaching into the unfinished last line: that line may yet turn out to be a
+            # table's header, which ends the paragraph before it.
+            if line < size:
+                undecided = min([undecided, *(s for s, e in spans if s < line < e)])
+            guard = _pipe_line(parsed, token)
+            if guard is not None:
+                undecided = min([undecided, guard, *(s for s, e in spans if e > guard)])
+    fence: str | None = None
+    for token in open_tokens:
+        if token.type == "fence" and token.level == 0 and token.map is not None:
+            # Its opening line is decided once finished; its last line may become its closing one.
+            if token.map[0] == lines - 1:
+                undecided = min(undecided, parsed.starts[token.map[0]])
+            fence = token.markup
+    # Inside a list, a quote or a table, later lines can still change this block: code in it waits.
+    in_container = any(
+        t.level > 0 or t.type not in ("fence", "paragraph_open", "heading_open") for t in open_tokens
+    )
+    if in_container and ("`" in text[block:] or "~" in text[block:]):
+        undecided = min(undecided, block)
+    key = (
+        tuple((t.type, t.markup, t.level) for t in open_tokens),
+        _last_kind(text),
+        line == size,
+        undecided == size,
+    )
+    return Tail(undecided, block, key, fence)
+
+
+def _closed(parsed: _Parsed, fence: Token) -> bool:
+    """Whether a fenced block ends with its closing line (else it runs on into what follows)."""
+    assert fence.map is not None
+    first, last = fence.map[0], fence.map[1] - 1
+    if last <= first:
+        return False
+    line = parsed.lines[last].lstrip(" \t>")
+    run = len(line) - len(line.lstrip(fence.markup[0]))
+    return run >= len(fence.markup) and not line[run:].strip(" \t")
+
+
+def _pipe_line(parsed: _Parsed, token: Token) -> int | None:
+    """The start of a paragraph's last complete line when it holds a "|" (a table may interrupt there)."""
+    if token.map is None:
+        return None
+    lines = parsed.lines
+    for line in (len(lines) - 2, len(lines) - 1):
+        if token.map[0] <= line < token.map[1] and "|" in lines[line]:
+            return parsed.starts[line]
+    return None
+
+
+def line_settled(line: str) -> bool:
+    """Whether the first characters of an unfinished line already decide what kind of block it is."""
+    return bool(line) and _UNSETTLED_LINE.fullmatch(line) is None
+
+
+def _last_kind(text: str) -> str:
+    if not text:
+        return ""
+    return text[-1] if text[-1] in "\n\\" else "x"

@@ -1,0 +1,221 @@
+"""The marker grammar and the whole-text scanner (docs/citations.md, "Markers"): what strip, finalize,
+normalize, the live display and the readers share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate, chain
+from operator import sub
+
+from answers.citations.code import code_regions
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """One citation marker found by the scanner."""
+
+    start: int  # index of '[' in the text
+    end: int  # index after ']'
+    members: tuple[int, ...]  # in written order, ranges expanded, repeats removed (first kept)
+
+
+# --- The grammar --------------------------------------------------------------
+
+SEP = r"[ \t]*+,[ \t]*+"
+RANGE = r"[0-9]++(?:[-\u2013][0-9]++)?+"
+
+
+def _marker_pattern(ranges_group: str) -> str:
+    """The marker grammar; `ranges_group` opens the group around a member list with ranges."""
+    # Possessive quantifiers throughout: a failed candidate such as "[" followed by a
+    # million digits must cost one look at each digit, never a backtracking search.
+    return (
+        r"\[(?=[ \t0-9])(?<!\\\[)"  # (fail fast on "[[[") an escaped bracket is text
+        r"(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)"  # so is a link reference definition at a line start
+        r"[ \t]*+(?:"
+        r"[0-9]++(?:" + SEP + r"[0-9]++)*+"  # numbers
+        r"|" + ranges_group + RANGE + r"(?:" + SEP + RANGE + r")*+)"  # numbers and ranges: bounds to check
+        r")[ \t]*+\](?!\()"  # and a link or image is text
+    )
+
+
+MARKER = re.compile(_marker_pattern("("))
+# The same without that group, splitting a text into [text, candidate, text,
+# candidate, ..., text]: a whole text's candidates come out with the text around
+# them and without a match object each, which is most of what finalize and
+# strip cost, and the parts join back into the text as they are.
+_SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
+_BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
+_MAX_RANGE_SPAN = 50
+MARKER_CHARS = frozenset("0123456789 \t,-\u2013")
+
+
+def _to_int(digits: str) -> int:
+    """The decimal value of `digits` (spaces and tabs around it allowed), however long.
+
+    int() refuses strings past sys.get_int_max_str_digits(); that limit guards
+    the conversion only, so a longer number is converted in halves.
+    """
+    try:
+        return int(digits)
+    except ValueError:
+        digits = digits.strip(" \t")
+        half = len(digits) // 2
+        scale: int = 10**half
+        return _to_int(digits[:-half]) * scale + _to_int(digits[-half:])
+
+
+def _ints(texts: list[str]) -> list[int]:
+    try:
+        return list(map(int, texts))
+    except ValueError:  # a number too long for int(), see _to_int
+        return list(map(_to_int, texts))
+
+
+def _bounds(listed: str) -> tuple[list[int], list[int]]:
+    """The first and last number of each member of a list with ranges (N is N-N)."""
+    pairs = _BOUNDS.findall(listed)
+    return _ints([low for low, _ in pairs]), _ints([high or low for low, high in pairs])
+
+
+def ranges_in_bounds(listed: str) -> bool:
+    """Whether every range N-M of a member list has N <= M and M - N < 50 (else it is text)."""
+    lows, highs = _bounds(listed)
+    widths: list[int] = list(map(sub, highs, lows))
+    return min(widths) >= 0 and max(widths) < _MAX_RANGE_SPAN
+
+
+def marker_members(written: str) -> tuple[int, ...]:
+    """A marker's members, from its text: written order, ranges expanded, repeats removed (first kept)."""
+    # Answers repeat the same few short markers: each is parsed once. Long ones are not kept.
+    return _short_members(written) if len(written) <= 64 else _parse_members(written)
+
+
+@lru_cache(maxsize=4096)
+def _short_members(written: str) -> tuple[int, ...]:
+    return _parse_members(written)
+
+
+def _parse_members(written: str) -> tuple[int, ...]:
+    """Parse a marker's text into its members (see marker_members)."""
+    inner = written[1:-1]
+    if "-" in inner or "\u2013" in inner:
+        lows, highs = _bounds(inner)
+        return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
+    return tuple(dict.fromkeys(_ints(inner.split(","))))
+
+
+# --- Where the code is ---------------------------------------------------------
+#
+# Code is what CommonMark says it is (answers.citations.code, one engine for the
+# scanner, normalize, strip, the live display and the page's port). Markers are
+# the candidates outside it.
+
+
+# --- The whole-text scanner ------------------------------------------------------
+
+
+# A text cut around its marker candidates (split_candidates()): the parts, and the candidates that
+# are not markers.
+Split = tuple[list[str], set[int]]
+
+
+def split_candidates(text: str) -> tuple[list[str], set[int]]:
+    """`text` cut around its marker candidates, and the candidates that are not markers.
+
+    The parts alternate text and candidate: parts[i] for odd i is a candidate,
+    parts[i - 1] the text before it and parts[i + 1] the text after.
+    Code is text: a candidate inside a code span or block stays in the text
+    around it. The set holds the i of candidates with a range out of bounds.
+    """
+    excluded: set[int] = set()
+    if _SPLIT.search(text) is None:  # (no candidate: where code is does not matter)
+        return [text], excluded
+    code = code_regions(text)
+    parts = _split_prose(text, code) if code else _SPLIT.split(text)
+    if len(parts) == 1:
+        return parts, excluded
+    # Each distinct candidate with a range is checked once.
+    out_of_bounds = {
+        written
+        for written in set(parts[1::2])
+        if ("-" in written or "\u2013" in written) and not ranges_in_bounds(written[1:-1])
+    }
+    if out_of_bounds:
+        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
+    return parts, excluded
+
+
+def _split_prose(text: str, code: list[tuple[int, int]]) -> list[str]:
+    """_SPLIT.split(text) without the candidates inside `code` (they stay in the text around them).
+
+    Each stretch of prose between code is split on its own, from the last
+    character of the code before it: a candidate looks one character back
+    (a backslash, a line start) and one on (a "(", a ":"), never contains a
+    backtick or a line break, and the last character of code opens none (a
+    backtick, or the end of a fence's closing line, followed by a line break).
+    So a stretch has the candidates one split of the whole text finds in it,
+    and cutting only the prose costs no position lookups for the candidates.
+    """
+    parts: list[str] = []
+    copied = 0  # text[copied:] is not in `parts` yet
+    prose = 0  # where the current stretch of prose starts
+    for start, end in [*code, (len(text), len(text))]:
+        if text.find("[", prose, start) >= 0:
+            stretch = _SPLIT.split(text[prose - 1 if prose else 0 : start])
+            if len(stretch) > 1:
+                parts.append(text[copied:prose] + (stretch[0][1:] if prose else stretch[0]))
+                parts += stretch[1:-1]
+                copied = start - len(stretch[-1])
+        prose = end
+    parts.append(text[copied:])
+    return parts
+
+
+def scan_markers(text: str) -> list[Marker]:
+    """Every citation marker of `text` by docs/citations.md, in order, in time linear in its length.
+
+    Where the spec leaves room, this reading holds (and the live display, strip and
+    finalize share it):
+
+    - lines end at "\\n" only;
+    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
+    - fenced blocks are found from the lines first, and an inline code span is
+      paired only within the stretch between two fenced blocks, so a line
+      starting with three backticks opens a fence even after an unclosed run;
+    - a fence's closing line is code to its end;
+    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
+      precedes that;
+    - the `(` and `:` rules look at the character right after the `]`.
+    """
+    parts, excluded = split_candidates(text)
+    ends = list(accumulate(map(len, parts)))
+    return [
+        Marker(ends[i - 1], ends[i], marker_members(parts[i]))
+        for i in range(1, len(parts), 2)
+        if i not in excluded
+    ]
+
+
+# --- Rendering -----------------------------------------------------------------
+
+
+def render_marker(members: Iterable[int]) -> str:
+    """The canonical form of a marker: its distinct members ascending, joined by ", "."""
+    numbers = sorted(set(members))
+    if not numbers:
+        raise ValueError("a marker has at least one member")
+    return "[" + ", ".join(map(str, numbers)) + "]"
+
+
+def render_written(members: list[int]) -> str:
+    # Written order, not sorted: it decides first-citation order in finalize.
+    return "[" + ", ".join(map(str, members)) + "]"
+
+
+def in_range(value: int, count: int) -> bool:
+    """Whether a member names one of `count` sources (1..count): the one in-range rule."""
+    return 0 < value <= count

@@ -1,0 +1,355 @@
+"""Strip (docs/citations.md, "Strip"): every marker member naming no retrieved source goes, pass after
+pass, until no pass changes the text."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Protocol
+
+from answers.citations.scan import (
+    MARKER,
+    MARKER_CHARS,
+    Split,
+    in_range,
+    marker_members,
+    ranges_in_bounds,
+    render_written,
+    split_candidates,
+)
+
+
+@dataclass(frozen=True)
+class StripResult:
+    text: str
+    stripped: list[int]  # every removed member, in the order met, pass after pass
+    # The last pass's cut of `text` (split_candidates(text), its removed markers joined), when the
+    # pass could tell it without cutting again: finalize_citations(text, sources, cut=...) reuses it.
+    cut: Split | None = field(default=None, compare=False, repr=False)
+
+
+# --- Stripping -----------------------------------------------------------------
+
+
+# What strip decides for one marker: its text after the pass ("" when removed) and the members
+# it loses, in written order; None when it keeps them all (marker_verdict()).
+Verdict = tuple[str, list[int]] | None
+
+
+class StripTrace(Protocol):
+    """What strip tells an observer (the trail) about each pass; strip alone passes none.
+
+    Strip reports its verdicts: the observer reads them, it does not decide again.
+    """
+
+    def full_pass(
+        self, parts: list[str], excluded: set[int], edited: list[str], verdicts: dict[str, Verdict]
+    ) -> None:
+        """A pass over the whole text: its split_candidates() parts, the same parts as the pass left
+        them, and the verdict of each marker text the pass changed."""
+
+    def local_pass(self, draft: Draft, markers: list[tuple[int, int, str]], verdicts: list[Verdict]) -> None:
+        """A pass around the joins: the markers that formed there (start, end in draft.base, text),
+        and each one's verdict."""
+
+    def drafted(self, draft: Draft) -> None:
+        """The local passes on `draft` are over: draft.text() is the next text."""
+
+
+def strip_pass(
+    text: str, count: int, stripped: list[int], trace: StripTrace | None = None
+) -> tuple[str, list[int]]:
+    """One pass over all markers of `text`; returns the new text and where each removal joined it."""
+    text, joins, _ = _full_pass(text, count, stripped, trace, split=False)
+    return text, joins
+
+
+def _full_pass(
+    text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
+) -> tuple[str, list[int], Split | None]:
+    """strip_pass, and (if `split`) the split_candidates() of the new text where the pass can tell it without
+    cutting again."""
+    parts, excluded = split_candidates(text)
+    edited = parts if trace is None else parts.copy()
+    verdicts: dict[str, Verdict] = {}
+    removed = _edit_pass(edited, excluded, count, stripped, verdicts)
+    if trace is not None:
+        trace.full_pass(parts, excluded, edited, verdicts)
+    if removed is None:
+        return text, [], (edited, excluded)
+    text = "".join(edited)
+    if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
+        return text, [], (edited, excluded)
+    # A removed candidate is "": it ends where it joined. (Sums of the stretches
+    # between removals: most candidates stay, and a list of every end costs more.)
+    joins: list[int] = []
+    end = previous = 0
+    for i in removed:
+        end += sum(map(len, edited[previous:i]))
+        joins.append(end)
+        previous = i
+    if not split or not _joins_alone(text, joins):
+        return text, joins, None
+    return text, joins, _joined(edited, excluded, removed)
+
+
+def _joins_alone(text: str, joins: list[int]) -> bool:
+    """Whether no marker candidate of `text` reaches a join: none starts right after it, none before
+    it reads up to it (its members, its closing bracket and the one character after).
+
+    Then the removals changed no candidate of the pass but the removed ones (a
+    candidate's fate depends on one character before its bracket, its own
+    characters and one after), and formed none.
+    """
+    previous = 0
+    for join in joins:
+        if text.startswith("[", join):
+            return False
+        i = join - 1
+        if i >= previous and text[i] == "]":
+            i -= 1
+        while i >= previous and text[i] in MARKER_CHARS:
+            i -= 1
+        # Past the previous join, this walk goes on as that join's did, which met no "[".
+        if i >= previous and text[i] == "[":
+            return False
+        previous = join
+    return True
+
+
+def _joined(parts: list[str], excluded: set[int], removed: list[int]) -> Split:
+    """The split of "".join(parts) once the (emptied) candidates at `removed` are gone, and their
+    neighbours joined, when _joins_alone() holds."""
+    out = parts[: removed[0]]
+    for i, following in zip(removed, [*removed[1:], len(parts)], strict=True):
+        out[-1] += parts[i + 1]
+        out += parts[i + 2 : following]
+    return out, {i - 2 * bisect_left(removed, i) for i in excluded}
+
+
+def _edit_pass(
+    parts: list[str], excluded: set[int], count: int, stripped: list[int], verdicts: dict[str, Verdict]
+) -> list[int] | None:
+    """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
+
+    None when no marker changed. `verdicts` receives the verdict of each marker text that changes.
+    """
+    # What becomes of a marker depends on its text alone: work it out once per distinct text.
+    verdicts.update(
+        (written, verdict)
+        for written in set(parts[1::2])
+        if (verdict := marker_verdict(marker_members(written), count)) is not None
+    )
+    if not verdicts:
+        return None
+    removed: list[int] = []
+    left: dict[int, str] = {}  # for each removed marker, the character left of where it was ("" at the start)
+
+    def char_before(i: int) -> str:
+        """The character before candidate i, as the removals to its left have left the text."""
+        if parts[i - 1]:
+            return parts[i - 1][-1]
+        if i == 1:
+            return ""
+        return parts[i - 2][-1] if parts[i - 2] else left[i - 2]
+
+    for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
+        if i in excluded:
+            continue
+        verdict = verdicts[parts[i]]
+        assert verdict is not None  # (only changing markers are kept)
+        replacement, dropped = verdict
+        stripped += dropped
+        if replacement:
+            parts[i] = replacement
+            continue
+        # The blank run before a marker never reaches past the text before it:
+        # a removal leaves a non-blank character (or the text's start) on its left.
+        before = parts[i - 1].rstrip(" \t")
+        if len(before) < len(parts[i - 1]):
+            parts[i - 1] = before
+        elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
+            parts[i + 1] = parts[i + 1].lstrip(" \t")
+        parts[i] = ""
+        left[i] = char_before(i)
+        removed.append(i)
+    return removed
+
+
+def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
+    """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
+    if not members or (min(members) > 0 and max(members) <= count):  # (none: a range out of bounds)
+        return None
+    kept = [v for v in members if in_range(v, count)]
+    if len(kept) == len(members):
+        return None
+    return render_written(kept) if kept else "", [v for v in members if not in_range(v, count)]
+
+
+class Draft:
+    """A text under repeated passes: a base string minus deleted spans plus re-rendered markers.
+
+    After the first pass a removal can only create a marker around the point
+    where it joined the text (unless it changed where code is, see
+    _changes_code). Later passes therefore look only there and edit this
+    overlay, so nested markers such as `[9[9[9]]]` cost time linear in the
+    text instead of one full copy per pass.
+    """
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._dead: dict[int, int] = {}  # start -> end of each maximal deleted span
+        self._dead_end: dict[int, int] = {}  # end -> start
+        self._renders: dict[int, tuple[int, str]] = {}  # start -> (end, replacement)
+
+    def before(self, i: int) -> int:
+        """Index of the live character before boundary `i`; -1 at the start."""
+        return self._dead_end.get(i, i) - 1
+
+    def at(self, i: int) -> int:
+        """Index of the live character at or after boundary `i`; len(base) at the end."""
+        return self._dead.get(i, i)
+
+    def _forget_spans(self, start: int, end: int) -> None:
+        i = start
+        while i < end:
+            span_end = self._dead.pop(i, None)
+            if span_end is None:
+                i += 1
+            else:
+                del self._dead_end[span_end]
+                i = span_end
+
+    def delete(self, start: int, end: int) -> int:
+        """Delete `base[start:end]` (deleted spans inside included); return the merged span's start."""
+        self._forget_spans(start, end)
+        merged_start = self._dead_end.pop(start, start)
+        if merged_start != start:
+            del self._dead[merged_start]
+        merged_end = self._dead.pop(end, end)
+        if merged_end != end:
+            del self._dead_end[merged_end]
+        self._dead[merged_start] = merged_end
+        self._dead_end[merged_end] = merged_start
+        return merged_start
+
+    def render(self, start: int, end: int, replacement: str) -> None:
+        self._forget_spans(start, end)
+        self._renders[start] = (end, replacement)
+
+    def edits(self) -> list[tuple[int, int, str]]:
+        """Each deleted span (as "") and re-rendered marker: (start, end, replacement), in order."""
+        return sorted(
+            [(s, e, "") for s, e in self._dead.items()] + [(s, *r) for s, r in self._renders.items()]
+        )
+
+    def text(self) -> str:
+        if not self._dead and not self._renders:
+            return self.base
+        out: list[str] = []
+        cursor = 0
+        for start, end, replacement in self.edits():
+            out += (self.base[cursor:start], replacement)
+            cursor = end
+        out.append(self.base[cursor:])
+        return "".join(out)
+
+
+def _changes_code(draft: Draft, joins: list[int]) -> bool:
+    """Whether a removal may have moved code: then the next pass is a full one.
+
+    Where code is depends, in CommonMark, on whole lines (a line a removal
+    empties ends a paragraph, one it starts with "- " or "|" becomes a list item
+    or a table row) and on backslashes next to backticks; a text without a
+    backtick or a tilde has no code, and removals (of marker text and blanks)
+    add neither; nor a text without a "|" cells a table hides (a removal at a
+    row's start can change how many cells it has). Only such a text takes the
+    local passes.
+    """
+    base = draft.base
+    return bool(joins) and ("`" in base or "~" in base or "|" in base)
+
+
+def _local_pass(
+    draft: Draft, joins: list[int], count: int, stripped: list[int], trace: StripTrace | None = None
+) -> list[int]:
+    """The next pass when code boundaries did not move: only markers spanning a join are new.
+
+    Every other marker of the text is one the previous pass left, all of whose
+    members are in range, so this pass would leave it unchanged.
+    """
+    base = draft.base
+    size = len(base)
+    markers: list[tuple[int, int, str]] = []
+    seen: set[int] = set()
+    for join in joins:
+        i = draft.before(join)
+        while i >= 0 and base[i] in MARKER_CHARS:
+            i = draft.before(i)
+        if i < 0 or base[i] != "[" or i in seen:
+            continue
+        seen.add(i)
+        chars = ["["]
+        k = draft.at(i + 1)
+        while k < size and base[k] in MARKER_CHARS:
+            chars.append(base[k])
+            k = draft.at(k + 1)
+        if k == size or base[k] != "]":
+            continue
+        chars.append("]")
+        left, right = draft.before(i), draft.at(k + 1)
+        head = base[left] if left >= 0 else ""
+        probe = head + "".join(chars) + (base[right] if right < size else "")
+        match = MARKER.match(probe, len(head))
+        if (
+            match is not None
+            and match.end() == len(head) + len(chars)
+            and (match[1] is None or ranges_in_bounds(match[1]))
+        ):
+            markers.append((i, k + 1, match.group()))
+    markers.sort()
+    verdicts = [marker_verdict(marker_members(written), count) for _, _, written in markers]
+    if trace is not None:
+        trace.local_pass(draft, markers, verdicts)
+    new_joins: list[int] = []
+    for (start, end, _), verdict in zip(markers, verdicts, strict=True):
+        if verdict is None:
+            continue
+        replacement, dropped = verdict
+        stripped += dropped
+        if replacement:
+            draft.render(start, end, replacement)
+            continue
+        previous = blank = draft.before(start)
+        while blank >= 0 and base[blank] in " \t":
+            blank = draft.before(blank)
+        if blank != previous:
+            new_joins.append(draft.delete(blank + 1, end))
+            continue
+        after = draft.at(end)
+        if previous < 0 or base[previous] == "\n":  # it begins a line: the run after it goes
+            while after < size and base[after] in " \t":
+                after = draft.at(after + 1)
+        new_joins.append(draft.delete(start, after))
+    return new_joins
+
+
+def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace | None = None) -> StripResult:
+    """Remove every marker member that is 0 or above `source_count`, pass after pass, (docs/citations.md).
+
+    `trace` (the trail's) hears of every pass and what it found.
+    """
+    stripped: list[int] = []
+    while True:
+        text, joins, split = _full_pass(text, source_count, stripped, trace)
+        draft = Draft(text)
+        while joins and not _changes_code(draft, joins):
+            joins = _local_pass(draft, joins, source_count, stripped, trace)
+        if draft.edits():
+            split = None
+        text = draft.text()
+        if trace is not None:
+            trace.drafted(draft)
+        if not joins:
+            return StripResult(text, stripped, split)
