@@ -255,6 +255,7 @@ def answer_decline(*, answer_id: uuid.UUID, text: str, total_ms: float) -> Answe
         answer.markers = []
         answer.normalized = []
         answer.truncated = False
+        answer.rules_version = RULES_VERSION  # what audit_citations checks it against
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = None
         answer.generation_ms = None
