@@ -4,6 +4,7 @@ is the conversation's permalink, and a reload shows every turn with the same num
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
@@ -95,6 +96,47 @@ def test_three_turns_keep_their_own_numbers_and_links_through_a_reload(
     # A citation goes to its own turn's source.
     page.locator('[data-turn="2"] [data-answer-text] a.cite').first.click()
     expect(page).to_have_url(re.compile(r"#turn-2-source-1$"))
+
+
+def test_a_reload_while_the_answer_streams_joins_it_and_ends_with_the_same_numbers(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The stub holds the rest of the answer until the page has been reloaded and shows the turn again.
+    reloaded = threading.Event()
+
+    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
+        if index == 0:
+            reloaded.wait(60)
+
+    browser_stub.enqueue(
+        Reply(
+            pieces=["Zebras live in grassland [2]", " and savanna [4]."], on_piece=hold_after_the_first_piece
+        )
+    )
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    # The answer exists (its POST answered): the address is its conversation's permalink already.
+    expect(page).to_have_url(CONVERSATION_URL)
+    turn = page.locator('[data-turn="1"] [data-answer]')
+    expect(turn.locator("[data-answer-text]")).to_contain_text("Zebras live in grassland")
+    expect(turn).to_have_attribute("data-answer-status", "streaming")
+
+    page.reload()
+    try:
+        # The reloaded page shows the turn in flight and joins its stream (replayed from the start).
+        expect(turn).to_have_attribute("data-answer-status", "streaming")
+        expect(turn.locator("[data-answer-text]")).to_contain_text("Zebras live in grassland")
+    finally:
+        reloaded.set()
+    _done(page, 1)
+    thread: list[dict[str, Any]] = page.evaluate(READ_THREAD)
+    assert [t["text"] for t in thread] == ["Zebras live in grassland [1] and savanna [2]."]
+    assert [[s["number"] for s in t["sources"]] for t in thread] == [["1", "2"]]
+    assert all(cite["own"] for t in thread for cite in t["cites"]), thread
+    # What the reload streamed is what the stored page shows.
+    page.reload()
+    _done(page, 1)
+    assert page.evaluate(READ_THREAD) == thread
 
 
 def test_back_leaves_the_conversation_and_ask_another_offers_the_examples(
