@@ -261,7 +261,8 @@ class Answer(models.Model):
     idempotency_scope = models.CharField(
         max_length=64, blank=True, help_text="Whose key it is: a user, or anonymous clients."
     )
-    # Conversations (answers/conversations/): null for answers stored before them (migration 0017_conversations).
+    # Conversations (answers/conversations/): null for answers stored before them
+    # (migration 0017_conversations).
     conversation = models.ForeignKey(
         Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="turns"
     )
