@@ -249,7 +249,7 @@ def _conversation_page(
     may_continue = Asker.of(user, session_key).owns(conversation)
     context = {
         "conversation": conversation,
-        "turns": [_answer_context(answer, user, turn=answer.turn) for answer in turns],
+        "turns": [_turn_context(request, user, answer) for answer in turns],
         "first_question": turns[0].question if turns else "",
         "may_continue": may_continue,
         "form": form or AskForm(initial={"conversation": conversation.id}),
@@ -275,6 +275,13 @@ def conversation_permalink(request: HttpRequest, conversation_id: uuid.UUID) -> 
     return page
 
 
+def _turn_context(request: HttpRequest, user: Any, answer: Answer) -> dict[str, Any]:
+    """One turn of a conversation's page: its answer block, with this reader's feedback on it."""
+    context = _answer_context(answer, user, turn=answer.turn)
+    _with_reader_feedback(request, user, answer, context)
+    return context
+
+
 def _unauthorized(exc: AuthenticationFailed) -> HttpResponse:
     response = HttpResponse(f"{exc.detail}\n", status=401, content_type="text/plain; charset=utf-8")
     response["WWW-Authenticate"] = challenge()
@@ -298,15 +305,21 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     context = {"form": AskForm(), **_answer_context(answer, user)}
     # A declined answer offers the example questions again: questions the site does answer.
     context["examples"] = selectors.first_screen_get().examples if context["declined"] else []
-    if answer.status == Answer.Status.DONE:
-        # What this reader sent before: the page shows it, and offers to change it (answers/feedback.py).
-        reader = anonymous_client(FeedbackAnonThrottle().get_ident(request))  # type: ignore[arg-type]
-        current = selectors.feedback_current(answer=answer, user=user, client=reader)
-        flags = {flag["source"]: flag for flag in current["flags"]}
-        context["feedback"] = current
-        for ref in context["references"]:
-            ref["flag"] = flags.get(ref["number"])
+    _with_reader_feedback(request, user, answer, context)
     return _page(request, "answers/answer_detail.html", context)
+
+
+def _with_reader_feedback(request: HttpRequest, user: Any, answer: Answer, context: dict[str, Any]) -> None:
+    """What this reader sent on a done answer, in its page context: the page shows it, and offers to
+    change it (answers/feedback.py); on an answer's permalink and on each turn of a conversation's."""
+    if answer.status != Answer.Status.DONE:
+        return
+    reader = anonymous_client(FeedbackAnonThrottle().get_ident(request))  # type: ignore[arg-type]
+    current = selectors.feedback_current(answer=answer, user=user, client=reader)
+    flags = {flag["source"]: flag for flag in current["flags"]}
+    context["feedback"] = current
+    for ref in context["references"]:
+        ref["flag"] = flags.get(ref["number"])
 
 
 def _markdown_title(title: str) -> str:

@@ -428,3 +428,27 @@ def test_a_hostile_follow_up_and_answer_are_escaped_on_the_thread(
     assert '<a href="javascript:' not in page
     # The rewrite's text is the trail's only (retrieval ran on it), never the page's.
     assert Answer.objects.get(turn=2).standalone_question.startswith("<script>")
+
+
+def test_the_conversation_page_shows_each_turns_feedback_and_a_declined_turn_as_declined(
+    client, scope_documents, settings
+) -> None:
+    """Reloading lands on the conversation's page: it shows what this reader sent on each turn (and
+    offers to change it), and a declined turn as declined (no Sources list), as a permalink does."""
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.0
+    first = _ask(client, TURNS[0].question).json()
+    sent = client.post(
+        f"/api/answers/{first['id']}/feedback/", {"verdict": "helpful"}, content_type="application/json"
+    )
+    assert sent.status_code == 201, sent.content
+    declined = _ask(client, "How do zeppelins moor in Patagonia?", first["conversation"]).json()
+    assert (declined["turn"], declined["declined"]) == (2, True)
+
+    page = client.get(f"/conversations/{first['conversation']}/").content.decode()
+
+    turns = page.split('data-turn="')[1:3]  # the two turns (the template for the next one follows)
+    assert 'data-feedback-sent="helpful"' in turns[0]
+    assert 'aria-pressed="true">Helpful' in turns[0]
+    assert "data-answer-declined" in turns[1]
+    assert "data-answer-declined" not in turns[0]
