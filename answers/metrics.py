@@ -39,7 +39,7 @@ prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # 
 
 MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
 
-# What citation finalizing and the support check decided (CITATIONS.md; API.md "Metrics").
+# What citation finalizing and the support check decided (docs/citations.md; docs/api.md "Metrics").
 DROPPED_SOURCE = "dropped_source"  # a retrieved source no marker cited, left out of the final list
 RENUMBERED_SOURCE = "renumbered_source"  # a cited source whose final number is not its retrieval number
 FALLBACK = "fallback"  # an answer citing nothing, listing every retrieved source

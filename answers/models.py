@@ -228,7 +228,7 @@ class Answer(models.Model):
         null=True,
         blank=True,
         editable=False,
-        help_text="Which sentences the sources back (API.md, trail `support`); null until computed.",
+        help_text="Which sentences the sources back (docs/api.md, trail `support`); null until computed.",
     )
     unsupported_count = models.PositiveIntegerField(
         null=True,

@@ -325,7 +325,7 @@ class SupportFallbackSerializer(serializers.Serializer[dict[str, str]]):
 
 
 class SupportSerializer(serializers.Serializer[dict[str, Any]]):
-    """The support record (API.md, trail `support`)."""
+    """The support record (docs/api.md, trail `support`)."""
 
     method = serializers.CharField(help_text="The method that scored: lexical, judge, or a dotted path.")
     min_score = serializers.FloatField(help_text="The bar: a source scoring at least this supports.")

@@ -1,4 +1,4 @@
-"""Live display (CITATIONS.md): raw provider pieces in, final text and first citations out as it settles."""
+"""Live display (docs/citations.md): raw provider pieces in, final text and first citations out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Marker dialects per CITATIONS.md ("normalize_markers"): rewritten into canonical markers in one pass."""
+"""Marker dialects per docs/citations.md ("normalize_markers"): rewritten into markers in one pass."""
 
 from __future__ import annotations
 

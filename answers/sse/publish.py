@@ -102,7 +102,7 @@ def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource])
 
 @dataclass(frozen=True)
 class Delta:
-    """One coalesced stretch: the raw text, its display (CITATIONS.md, "The live display"),
+    """One coalesced stretch: the raw text, its display (docs/citations.md, "The live display"),
     and the `cite` payloads of the sources it cites first, which go out before it."""
 
     text: str

@@ -1,4 +1,4 @@
-"""The support check: which sentences of an answer its sources back (API.md, trail `support`).
+"""The support check: which sentences of an answer its sources back (docs/api.md, trail `support`).
 
 Pure parts importable without Django: sentences, lexical, quotes, record, methods,
 judge, coverage (the question's terms the cited sources hold: docs/api.md, trail

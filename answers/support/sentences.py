@@ -2,7 +2,7 @@
 
 The unit the support check judges. The rules, in the order they apply:
 
-- Fenced code blocks (CITATIONS.md's definition, found by the citation core) are
+- Fenced code blocks (docs/citations.md's definition, found by the citation core) are
   not prose: no sentence includes any of their characters.
 - The prose between them falls into blocks: a blank line ends a block, and a
   line that opens a Markdown block (a heading `#`, a list item `-`/`*`/`+`/`1.`/

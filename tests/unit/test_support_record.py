@@ -1,4 +1,4 @@
-"""The support record (API.md, trail `support`): verdicts, scores, grounded_by, quotes and fallback."""
+"""The support record (docs/api.md, trail `support`): verdicts, scores, grounded_by, quotes and fallback."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from answers.retrieval.types import RetrievedSource
 
 class _PrintedDisplay:
     """One answer's deltas, printed as their display: the text as it will read once finalized
-    (CITATIONS.md, "The live display"), final numbers from the first marker."""
+    (docs/citations.md, "The live display"), final numbers from the first marker."""
 
     def __init__(self, source_count: int, write: Callable[[str], None]) -> None:
         self._live = LiveDisplay(source_count, conf.MARKER_DIALECTS)

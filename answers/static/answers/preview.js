@@ -1,4 +1,4 @@
-// Source previews (API.md page hooks: data-source-preview): hovering or focusing a citation link in an
+// Source previews (docs/api.md page hooks: data-source-preview): hovering or focusing a citation link in an
 // answer's text opens a popover with its source's title, its excerpt with the backing passage marked,
 // and a link to the source, all taken from the answer's own Sources list (so it works while the answer
 // streams, for each source as soon as it is cited). Escape closes it and keeps the focus on the citation;

@@ -1,4 +1,4 @@
-"""Table tests of normalize_markers(): each case pins one clause of CITATIONS.md ("normalize_markers")."""
+"""Table tests of normalize_markers(): each case pins a clause of docs/citations.md ("normalize_markers")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property tests of normalize_markers(): the CITATIONS.md properties, and a literal reading's agreement."""
+"""Property tests of normalize_markers(): docs/citations.md's properties; a literal reading agrees."""
 
 from __future__ import annotations
 
