@@ -104,7 +104,10 @@ class PoolLease(Executor):
         self._pool = pool
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        return self._pool.submit(fn, *args, **kwargs)
+        # The next call may run on another thread: a connection this one opened (an anonymous
+        # asker's session, say) goes back now, or pool threads would each keep one checked out
+        # and starve a small DATABASE_POOL_SIZE.
+        return self._pool.submit(releasing(fn), *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         pass
