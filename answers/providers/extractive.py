@@ -19,6 +19,7 @@ from answers.retrieval.query import (
     STOPWORDS,
     WEAK_TERM_WEIGHT,
     WEAK_TERMS,
+    quarter_terms,
     query_terms,
     stem,
     subject_terms,
@@ -202,17 +203,16 @@ def question_weights(question: str, sentences: Sequence[Sentence]) -> dict[str, 
     """The question's informative terms (query.query_terms), by stem, each weighted by its rarity here.
 
     Rarity among the sources' sentences (a term in every sentence says little about which to
-    quote); a weak term (query.WEAK_TERMS) counts a quarter unless it is the question's
-    subject ("the with statement", see query.subject_terms).
+    quote); a weak term or a how-to question's verb counts a quarter (query.quarter_terms).
     """
-    subjects = subject_terms(question)
+    quarter = quarter_terms(question)
     total = len(sentences)
     weights: dict[str, float] = {}
     for term in query_terms(question):
         key = stem(term)
         found = sum(1 for s in sentences if key in s.terms)
         weight = math.log(1 + total / (1 + found))
-        if term in WEAK_TERMS and term not in subjects:
+        if term in quarter:
             weight *= WEAK_TERM_WEIGHT
         weights[key] = max(weights.get(key, 0.0), weight)
     return weights

@@ -69,6 +69,17 @@ def rarity(doc_count: int, total: int) -> float:
     return math.log(1.0 + (total - doc_count + 0.5) / (doc_count + 0.5))
 
 
+# The most a term the corpus does use weighs: rarity saturates, as bm25's term frequency
+# does. ln(1 + 6.4) = 2: a term in fewer than about one chunk in seven (13.5 %) is "rare",
+# and among rare terms the rarer is not the more important (a reader's paraphrase uses
+# words the corpus holds only a few times: "leave", "send", "bring"). A term the corpus
+# never uses is not capped: with rarity(0, N) = ln(1 + 2N + 1) (7.2 over 650 chunks) it
+# outweighs any term the corpus holds several times over, which is what makes a question
+# about something else ("the capital of France") score low everywhere.
+# Chosen on the labeled set (bench/relevance_labeled.jsonl, figures in BENCHMARKS.md).
+RARITY_CAP = 2.0
+
+
 # A weak term written before one of these words is the question's subject, not filler:
 # "the for statement", "an if clause", "the in operator", "the with block".
 SUBJECT_NOUNS = frozenset(
@@ -90,14 +101,58 @@ def subject_terms(question: str) -> frozenset[str]:
     return frozenset(subjects & WEAK_TERMS)
 
 
+# "How do I <verb>", "how can we <verb>", "how to <verb>": the action a how-to question asks
+# about, in the reader's words ("leave a loop early", "send a value back", "bring a module
+# in"), where the documents name it in theirs ("break", "return", "import").
+_HOW_TO = re.compile(
+    r"\bhow\s+(?:do|can|could|should|would|shall|may|might)\s+(?:i|we|you|one)\s+([^\W_]+)"
+    r"|\bhow\s+to\s+([^\W_]+)",
+    re.IGNORECASE,
+)
+
+
+def action_verb(question: str) -> str | None:
+    """The verb of a how-to question, lower-cased, unless written as code ("How do I `import` ...")."""
+    match = _HOW_TO.search(question)
+    if match is None:
+        return None
+    verb = (match.group(1) or match.group(2)).lower()
+    if verb in STOPWORDS or verb in {w.lower() for w in _CODE_WORD.findall(question)}:
+        return None
+    return verb
+
+
+def quarter_terms(question: str) -> frozenset[str]:
+    """The question's terms that count a quarter (WEAK_TERM_WEIGHT) wherever its terms are weighed.
+
+    A weak term (WEAK_TERMS) that is not the question's subject (subject_terms), and the
+    verb of a how-to question (action_verb): both are searched and matched, but a passage
+    is about the question through its other terms. The one rule retrieval (term_weights)
+    and the extractive answerer (providers.extractive.question_weights) apply.
+    """
+    words = set(tokenize(question))
+    quarter = {t for t in words & WEAK_TERMS if t not in subject_terms(question)}
+    verb = action_verb(question)
+    if verb is not None:
+        quarter.add(verb)
+    return frozenset(quarter)
+
+
 def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], total: int) -> dict[str, float]:
-    """Each term's weight in the question's score: its rarity, a quarter of it for a weak non-subject term."""
-    subjects = subject_terms(question)
-    return {
-        t: rarity(doc_counts.get(t, 0), total)
-        * (WEAK_TERM_WEIGHT if t in WEAK_TERMS and t not in subjects else 1.0)
-        for t in terms
-    }
+    """Each term's weight in the question's score (see answers.retrieval.rerank's docstring).
+
+    Its rarity (rarity), at most RARITY_CAP for a term the corpus uses, uncapped for one it
+    never uses; a quarter of that for a term of quarter_terms.
+    """
+    quarter = quarter_terms(question)
+    weights = {}
+    for t in terms:
+        count = doc_counts.get(t, 0)
+        weight = rarity(count, total)
+        if count > 0:
+            weight = min(weight, RARITY_CAP)
+        weights[t] = weight * (WEAK_TERM_WEIGHT if t in quarter else 1.0)
+    return weights
 
 
 def tokenize(text: str) -> list[str]:

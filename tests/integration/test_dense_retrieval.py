@@ -22,6 +22,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils.html import escape
 
+from answers.conf import MIN_SCORE_DEFAULT
 from answers.content import storage
 from answers.models import Answer, ChunkEmbedding, Document
 from answers.retrieval import dense
@@ -31,7 +32,7 @@ from tests.fixtures.embeddings_server import EmbeddingsOn
 
 pytestmark = pytest.mark.django_db
 
-DEFAULT_MIN_SCORE = 0.35  # project/settings.py's ANSWERS_MIN_SCORE default
+DEFAULT_MIN_SCORE = MIN_SCORE_DEFAULT  # ANSWERS_MIN_SCORE's default
 
 # Questions whose content words appear in no passage of the demo corpus, while their
 # synonyms (in the stub's table) fill the topic's passage.

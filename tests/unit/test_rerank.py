@@ -6,7 +6,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from answers.retrieval.query import STEM_KEEPS, query_terms, rarity, stem, term_weights, tokenize
+from answers.retrieval.query import (
+    RARITY_CAP,
+    STEM_KEEPS,
+    WEAK_TERMS,
+    action_verb,
+    quarter_terms,
+    query_terms,
+    rarity,
+    stem,
+    term_weights,
+    tokenize,
+)
 from answers.retrieval.rerank import (
     HEADING_SHARE,
     WEIGHTS,
@@ -150,9 +161,46 @@ def test_a_weak_term_that_names_a_construct_counts_fully() -> None:
     question = "How does the for statement work?"
     weights = term_weights(question, query_terms(question), {"for": 100, "statement": 100}, 650)
     assert weights["for"] == weights["statement"]
-    loose = "How do I loop for a while?"
-    weights = term_weights(loose, query_terms(loose), {"loop": 100, "for": 100, "while": 100}, 650)
+    loose = "Can a loop repeat for a while?"
+    weights = term_weights(
+        loose, query_terms(loose), {"loop": 100, "repeat": 100, "for": 100, "while": 100}, 650
+    )
     assert weights["for"] == weights["while"] == pytest.approx(weights["loop"] / 4)
+
+
+@pytest.mark.parametrize(
+    ("question", "verb"),
+    [
+        ("How do I leave a loop early?", "leave"),
+        ("how can we send a value back?", "send"),
+        ("How to bring a module into my program", "bring"),
+        ("How does the for statement work?", None),  # not a how-to question
+        ("How do I `import` a module?", None),  # written as code: the question's subject
+        ("What is a loop?", None),
+    ],
+)
+def test_the_verb_of_a_how_to_question_counts_a_quarter(question: str, verb: str | None) -> None:
+    # The reader names the action in their words ("leave a loop early"), the page in its own
+    # ("break"): the passage is about the question through its other terms.
+    assert action_verb(question) == verb
+    terms = query_terms(question)
+    weights = term_weights(question, terms, dict.fromkeys(terms, 10), 650)
+    others = [weights[t] for t in terms if t != verb and t not in WEAK_TERMS]
+    if verb is None:
+        assert not quarter_terms(question) - WEAK_TERMS
+    else:
+        assert verb in quarter_terms(question)
+        assert weights[verb] == pytest.approx(max(others) / 4)
+
+
+def test_rarity_saturates_for_terms_the_corpus_uses_but_not_for_absent_ones() -> None:
+    # Among the terms a corpus holds, a rarer one is not the more important beyond RARITY_CAP;
+    # a term it never uses ("france") outweighs any of them, so it counts fully against every passage.
+    question = "What is the capital of France?"
+    weights = term_weights(question, query_terms(question), {"capital": 2, "is": 600}, 650)
+    assert weights["capital"] == RARITY_CAP < rarity(2, 650)
+    assert weights["france"] == rarity(0, 650) > 3 * RARITY_CAP
+    assert weights["is"] < RARITY_CAP / 4
 
 
 WORDS = st.sampled_from(
