@@ -3,11 +3,13 @@
 What a score means. A question's informative terms (answers.retrieval.query.query_terms:
 the words that only phrase a question, "what", "should", "know", "explain"..., are
 dropped) each carry a weight: their rarity in the corpus (an inverse document
-frequency over chunks, see query.rarity), a quarter of it for a weak term (a keyword
-that is also a common English word, see query.WEAK_TERMS) unless the question is about
-it ("the for statement", see query.term_weights). A term found nowhere in the
-corpus is as rare as a term can be: it carries the largest weight, and since no
-passage holds it, it counts fully against every passage. Then, in 0..1:
+frequency over chunks, see query.rarity), saturating at query.RARITY_CAP for a term
+the corpus uses; a quarter of it for a weak term (a keyword that is also a common
+English word, see query.WEAK_TERMS) unless the question is about it ("the for
+statement"), and for the verb of a how-to question ("How do I leave a loop early?"),
+see query.quarter_terms. A term found nowhere in the corpus is as rare as a term can
+be: it is not capped, it carries the largest weight, and since no passage holds it,
+it counts fully against every passage. Then, in 0..1:
 
     coverage    the weighted share of the question's terms the passage holds
                 (in its text, its section heading or its document's title)
@@ -29,10 +31,10 @@ least 80 % of what the question is about, by rarity, is in this passage", and a
 passage missing a term that carries half the question's weight scores at most 0.5
 however often it repeats the other half. A passage holding every term in its body
 scores 0.55 to 0.70; with them in its title too, up to 1.0. ANSWERS_MIN_SCORE
-(default 0.35, answers.conf.MIN_SCORE_DEFAULT: the lowest threshold at which 90 %
+(default 0.30, answers.conf.MIN_SCORE_DEFAULT: the lowest threshold at which 90 %
 of the labeled off-topic questions of bench/relevance_labeled.jsonl retrieve
 nothing, curve in bench/RESULTS_relevance.md) keeps passages covering at least
-35 % of the question's weight.
+30 % of the question's weight.
 
 With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
 each passage also carries its cosine similarity to the question, and it raises
@@ -48,25 +50,26 @@ embeddings server failed) the score is exactly the lexical one.
 
 The weight, measured on a real model (all-MiniLM-L6-v2, bench/embeddings_minilm.py;
 bench/bench_relevance.py sweeps w over 0..1 on the labeled set, SQLite, figures in
-bench/RESULTS_relevance.md). At the default threshold 0.35, off-topic declined /
+bench/RESULTS_relevance.md). At the default threshold 0.30, off-topic declined /
 on-topic right first / paraphrase top-5:
 
-    lexical alone   92 % / 99 % / 47 %
-    w = 0.25        92 % / 100 % / 47 %   (dense never lifts a passage past 0.35 alone)
-    w = 0.50        89 % / 100 % / 50 %
-    w = 0.75        87 % / 99 % / 63 %    (DENSE_WEIGHT)
-    w = 1.00        84 % / 99 % / 80 %
+    lexical alone   92 % / 99 % / 67 %
+    w = 0.25        92 % / 100 % / 70 %
+    w = 0.50        89 % / 100 % / 70 %
+    w = 0.75        84 % / 100 % / 80 %    (DENSE_WEIGHT)
+    w = 1.00        82 % / 99 % / 83 %
 
-With this model a near miss ("What does a lambda function cost on AWS?", "What is
-a string quartet?") is as similar to a page as a paraphrase is, so no weight, and
-no floor under the similarity (tried: (dense - f) / (1 - f), f up to 0.3), both
-keeps 90 % of the off-topic questions declined at 0.35 and lifts the paraphrases
-by more than one question. 0.75 is kept: against lexical alone it answers 2 more
-of the 38 off-topic questions and puts 5 more of the 30 paraphrases in the top five; a site that
-wants the 90 % back with dense on raises ANSWERS_MIN_SCORE to 0.45 (off-topic
-97 %, paraphrase top-5 37 %, against lexical alone's 27 % at 0.45). With a model
-whose unrelated passages reach higher similarities, raise it further; run the
-benchmark with that model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
+w = 0.25 meets all three aims of the labeled set, but it can never lift a passage
+that shares no word with the question over the threshold (0.25 x 0.6 = 0.15),
+which is what dense retrieval is for; 0.75 can. With this model a near miss
+("What does a lambda function cost on AWS?", "What is a string quartet?") is as
+similar to a page as a paraphrase is, so no weight both finds pages by meaning and
+keeps 90 % of the off-topic questions declined at 0.30. 0.75 is kept: against
+lexical alone it answers 3 more of the 38 off-topic questions and puts 4 more of
+the 30 paraphrases in the top five. A site that wants the 90 % back with dense on
+raises ANSWERS_MIN_SCORE to 0.45 (off-topic 95 %, paraphrase top-5 47 %), or keeps
+0.30 with a model that tells near misses apart; run the benchmark with that model
+(EMBED_PYTHON, or an OpenAI-compatible server) to see.
 """
 
 from __future__ import annotations
