@@ -128,6 +128,20 @@ def answer_trail_get(*, answer_id: uuid.UUID) -> Answer | None:
     return Answer.objects.prefetch_related(with_sources()).filter(id=answer_id).first()
 
 
+def answer_outcome_get(*, answer_id: uuid.UUID) -> Answer | None:
+    """The answer with its sources, as its outcome (`done` or `error` payload) reads it: without the
+    trail's records (a marker flood's `markers` run to megabytes) nor its raw text, loaded if touched."""
+    deferred = Answer.objects.defer("raw_text", "markers", "normalized")
+    return deferred.prefetch_related(with_sources()).filter(id=answer_id).first()
+
+
+def answer_sources_get(*, answer_id: uuid.UUID) -> Answer | None:
+    """The answer's sources and retrieval trace only (what answer_redaction reads), whoever asks:
+    a stream's redaction is decided without loading the answer's text and records."""
+    only = Answer.objects.only("id", "retrieval_trace")
+    return only.prefetch_related(with_sources()).filter(id=answer_id).first()
+
+
 def sees_every_source(user: Any) -> bool:
     """Staff and QA reviewers read every source of every answer they may read, withheld or not."""
     return bool(

@@ -49,7 +49,7 @@ def stream_access(*, answer_id: uuid.UUID, user: Any) -> selectors.Access:
 
 def stream_redaction(*, answer_id: uuid.UUID, user: Any) -> Redaction:
     """What of the answer's sources `user` may no longer read (selectors.answer_redaction)."""
-    answer = selectors.answer_trail_get(answer_id=answer_id)
+    answer = selectors.answer_sources_get(answer_id=answer_id)
     return NOTHING_WITHHELD if answer is None else selectors.answer_redaction(answer=answer, user=user)
 
 

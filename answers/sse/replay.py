@@ -44,7 +44,7 @@ def first_read(event_request: EventRequest, reader: Admitted, answer_id: uuid.UU
     response = read_events(event_request, reader)
     if not _store_lacks_outcome(response, channel):
         return response
-    answer = selectors.answer_trail_get(answer_id=answer_id)
+    answer = selectors.answer_outcome_get(answer_id=answer_id)
     if answer is None or answer.status not in FINISHED:
         return response  # still being written: its events are on their way
     return _from_record(response, channel, answer, after=int(event_request.channel_last_ids[channel]))

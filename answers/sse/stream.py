@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -44,6 +45,8 @@ KEEPALIVE_SECONDS = 20.0
 REDACTED_EVENTS = frozenset({"references", "cite", "done"})  # the events that carry references
 # The first chunk is padded so that proxies and old browsers start delivering at once.
 OPENING = ":" + " " * 2048 + "\n\nevent: stream-open\ndata:\n\n"
+# What django-eventstream removes from an event's type and id (a line break would end the field).
+_FIELD_UNSAFE = re.compile(r"[\r\n\0]")
 
 T = TypeVar("T")
 
@@ -128,6 +131,27 @@ async def stream(
         unlisten(listener)
 
 
+def encode_event(event_type: str, data: Any, event_id: str | None) -> str:
+    """django_eventstream.utils.sse_encode_event's text for one event, without its cost on large ones.
+
+    A stored payload is JSON text, which holds no line break: it is one `data:` line, written as
+    is. The stock encoder splits every payload on line breaks with a regular expression and
+    cleans the type and id likewise (30 ms for a maximal answer's `done`, paid by every stream
+    that replays it or receives it live); anything else (a line break, a NUL in the type or id,
+    a payload that is not text) goes through it unchanged.
+    """
+    if (
+        isinstance(data, str)
+        and event_id
+        and "\n" not in data
+        and "\r" not in data
+        and not _FIELD_UNSAFE.search(event_type + event_id)
+    ):
+        return f"event: {event_type}\nid: {event_id}\ndata: {data}\n\n"
+    encoded: str = sse_encode_event(event_type, data, event_id=event_id)
+    return encoded
+
+
 def _visible(event_type: str, data: Any, redaction: Redaction) -> Any:
     """The event's payload (stored as JSON text) with the sources this reader may no longer read withheld."""
     if not redaction or not isinstance(data, str) or event_type not in REDACTED_EVENTS:
@@ -148,9 +172,7 @@ def _encode_stored(response: EventResponse, last_ids: dict[str, int], redaction:
     for channel, items in response.channel_items.items():
         for item in items:
             last_ids[channel] = int(item.id)
-            body += sse_encode_event(
-                item.type, _visible(item.type, item.data, redaction), event_id=make_id(last_ids)
-            )
+            body += encode_event(item.type, _visible(item.type, item.data, redaction), make_id(last_ids))
     return body
 
 
@@ -182,9 +204,7 @@ async def _live(listener: Listener, last_ids: dict[str, int], redaction: Redacti
                     overflow = True  # a gap: the store has what this process did not see live
                     break
                 last_ids[channel] = eid
-                body += sse_encode_event(
-                    item.type, _visible(item.type, item.data, redaction), event_id=make_id(last_ids)
-                )
+                body += encode_event(item.type, _visible(item.type, item.data, redaction), make_id(last_ids))
         if error:
             body += sse_encode_error(error["condition"], error["text"], extra=error.get("extra"))
         if body:
