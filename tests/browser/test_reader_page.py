@@ -7,6 +7,7 @@ contrast at WCAG AA in both colour schemes."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -154,6 +155,74 @@ def test_a_preview_opens_by_mouse_and_by_keyboard_and_closes_on_escape(
     second = page.locator("[data-answer-text] a.cite").nth(1)
     second.focus()
     expect(preview).to_contain_text("[2] ")
+
+
+# The open preview's citation, as the page has it: in the document, the first citation of the text,
+# described by the popover, expanded, focused; and where the popover sits against it.
+OPEN_CITATION = """preview => {
+  const links = [...document.querySelectorAll(`[aria-describedby="${preview.id}"]`)];
+  const first = document.querySelector("[data-answer-text] a.cite");
+  const link = links[0], box = link.getBoundingClientRect(), own = preview.getBoundingClientRect();
+  return {
+    count: links.length, connected: link.isConnected, first: link === first,
+    expanded: link.getAttribute("aria-expanded"), focused: document.activeElement === link,
+    below: Math.abs(own.top - (box.bottom + 6)) < 1, above: Math.abs(own.bottom - (box.top - 6)) < 1,
+  };
+}"""
+
+
+def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done(
+    wide: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The stub holds the rest of the answer until the preview is open (the first piece's citation shown).
+    release = threading.Event()
+
+    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
+        if index == 0:
+            release.wait(60)
+
+    browser_stub.enqueue(
+        Reply(
+            pieces=["Zebras live in grassland habitat and savanna [2] and", " graze all day [1]."],
+            on_piece=hold_after_the_first_piece,
+        )
+    )
+    page = wide
+    page.goto("/")
+    page.fill("textarea[name=question]", ZEBRA_QUESTION)
+    page.click("button[type=submit]")
+    answer = page.locator(ANSWER)
+    cite = page.locator("[data-answer-text] a.cite").first
+    preview = page.locator(PREVIEW)
+    try:
+        expect(cite).to_have_text("[1]")
+        expect(answer).to_have_attribute("data-answer-status", "streaming")
+        title = page.locator(f'{SOURCES}[data-number="1"] .source-title').inner_text()
+        cite.focus()  # by keyboard: focus opens it
+        expect(preview).to_be_visible()
+        expect(preview).to_contain_text(f"[1] {title}")
+        expect(preview.locator("mark")).to_have_count(0)  # the backing passage is known at `done`
+    finally:
+        release.set()
+    expect(answer).to_have_attribute("data-answer-status", "done")
+
+    # Still open, on the same source, now with its backing passage marked as the Sources list shows it.
+    source = page.locator(f'{SOURCES}[data-number="1"]')
+    expect(preview).to_be_visible()
+    expect(preview.locator(".source-preview-title")).to_have_text(f"[1] {title}")
+    expect(preview.locator("mark")).to_have_text(source.locator(".source-excerpt mark").inner_text())
+    # Anchored to the final answer's citation, which has the focus (the one the reader opened, swapped in).
+    state = preview.evaluate(OPEN_CITATION)
+    assert state["count"] == 1, state
+    assert state["connected"], state
+    assert state["first"], state
+    assert state["expanded"] == "true", state
+    assert state["focused"], state
+    assert state["below"] or state["above"], state
+    page.keyboard.press("Escape")
+    expect(preview).to_be_hidden()
+    expect(cite).to_be_focused()
+    expect(cite).to_have_attribute("aria-expanded", "false")
 
 
 def test_a_tap_on_a_phone_opens_the_preview_and_a_second_follows_the_link(
