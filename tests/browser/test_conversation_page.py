@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
+from tests.fixtures.page_checks import contrast
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 CONVERSATION_URL = re.compile(r"/conversations/[0-9a-f-]{36}/$")
@@ -298,3 +299,96 @@ def test_copy_preview_and_feedback_on_a_later_turn_are_that_turns_own(
     two.locator("[data-copy-answer]").click()
     expect(two.locator("[data-share-status]")).to_have_text("Answer copied, with its sources.")
     assert page.evaluate("navigator.clipboard.readText()") == download.text()
+
+
+def test_a_reload_while_a_later_turn_streams_joins_it_and_its_preview_and_numbers_hold(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The stub holds the rest of turn 2 until the page has been reloaded and shows the turn again.
+    reloaded = threading.Event()
+
+    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
+        if index == 0:
+            reloaded.wait(60)
+
+    browser_stub.enqueue(
+        Reply(pieces=["Zebras live in grassland [2] and savanna [4]."]),
+        Reply(pieces=["Quokka facts?"]),  # turn 2's rewrite (not streamed)
+        Reply(
+            pieces=["Quokkas live on an island [2] and", " in dense scrub [1]."],
+            on_piece=hold_after_the_first_piece,
+        ),
+    )
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    _done(page, 1)
+    _ask(page, "And what about them?")
+    two = page.locator('[data-turn="2"]')
+    expect(two.locator("[data-answer-text]")).to_contain_text("Quokkas live on an island [1]")
+    expect(two.locator("[data-answer]")).to_have_attribute("data-answer-status", "streaming")
+
+    page.reload()
+    try:
+        # The reloaded thread: turn 1 done as stored, turn 2 in flight, joined to its stream.
+        _done(page, 1)
+        expect(two.locator("[data-answer]")).to_have_attribute("data-answer-status", "streaming")
+        expect(two.locator("[data-answer-text] a.cite").first).to_have_attribute("href", "#turn-2-source-1")
+    finally:
+        reloaded.set()
+    _done(page, 2)
+    thread: list[dict[str, Any]] = page.evaluate(READ_THREAD)
+    assert [t["text"] for t in thread] == [
+        "Zebras live in grassland [1] and savanna [2].",
+        "Quokkas live on an island [1] and in dense scrub [2].",
+    ]
+    assert [[s["id"] for s in t["sources"]] for t in thread] == [
+        ["source-1", "source-2"],
+        ["turn-2-source-1", "turn-2-source-2"],
+    ]
+    assert all(cite["own"] for t in thread for cite in t["cites"]), thread
+    # Turn 2's citation previews turn 2's source; the stored thread reads the same after another reload.
+    two.locator("[data-answer-text] a.cite").first.focus()
+    expect(two.locator(".source-preview-title")).to_have_text(f"[1] {thread[1]['sources'][0]['title']}")
+    page.keyboard.press("Escape")
+    page.reload()
+    _done(page, 2)
+    assert page.evaluate(READ_THREAD) == thread
+
+
+# What a conversation adds to the page's text, and the preview's, each measured where it shows.
+THREAD_TEXT_SELECTORS = [
+    ".question-label",
+    ".turn-question",
+    "[data-answer-text] a.cite",
+    ".source-preview-title",
+    ".source-preview-passage",
+    ".source-preview mark",
+    ".source-preview-link",
+    ".feedback-status",
+    ".share-status",
+    "[data-ask-label]",
+    "a[data-ask-another]",
+]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_thread_and_an_open_preview_meet_wcag_aa_contrast_in_both_schemes(
+    page: Page, browser_stub: StubOpenAIServer, scheme: str, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    _two_turns(page, browser_stub)
+    two = page.locator('[data-turn="2"]')
+    two.locator('[data-verdict="helpful"]').click()
+    expect(two.locator("[data-feedback-status]")).to_contain_text("You said: helpful.")
+    two.locator("[data-copy-link]").click()
+    expect(two.locator("[data-share-status]")).not_to_have_text("")
+    # Turn 1's sources have links: its preview shows every part (title, marked passage, link).
+    page.locator('[data-turn="1"] [data-answer-text] a.cite').first.focus()
+    expect(page.locator(".source-preview-link")).to_be_visible()
+    ratios = contrast(page, THREAD_TEXT_SELECTORS)
+    measured = {selector for selector, _ in ratios}
+    assert measured == set(THREAD_TEXT_SELECTORS), f"not measured: {set(THREAD_TEXT_SELECTORS) - measured}"
+    low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
+    assert low == [], f"under 4.5:1 in {scheme} at {width} px"
