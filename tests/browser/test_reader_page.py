@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from answers.excerpts import readable
 from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SeedDocument, corpus, running_server
-from tests.fixtures.page_checks import contrast
+from tests.fixtures.page_checks import clipped, contrast, scrolls_sideways
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
@@ -333,3 +333,57 @@ def test_text_meets_wcag_aa_contrast_in_both_schemes(
         assert measured == set(TEXT_SELECTORS), f"not measured: {set(TEXT_SELECTORS) - measured}"
         low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
         assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+
+
+FIRST_SCREEN_TEXT = ["h1", ".intro", ".examples-heading", "[data-example-question]", "label", ".form-hint"]
+PERMALINK_TEXT = [
+    "h1",
+    "[data-answer-text] p",
+    "[data-answer-text] code",
+    "[data-answer-text] th",
+    "[data-answer-text] td",
+    "[data-answer-text] a.cite",
+    "a.source-title",
+    ".source-excerpt mark",
+    ".feedback-button",
+    ".share-button",
+    "[data-answer-permalink]",
+]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_first_screen_and_the_permalink_read_in_both_schemes(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer, scheme: str, width: int
+) -> None:
+    browser_stub.reset()
+    with fresh_page(browser, browser_server.url) as page:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.emulate_media(color_scheme=scheme)
+        page.goto("/")
+        expect(page.locator("[data-example-question]").first).to_be_visible()
+        ratios = contrast(page, FIRST_SCREEN_TEXT)
+        assert {selector for selector, _ in ratios} == set(FIRST_SCREEN_TEXT)
+        assert [r for r in ratios if r[1] < 4.5] == [], (
+            f"the first screen: under 4.5:1 in {scheme} at {width} px"
+        )
+        assert clipped(page) == []
+        assert not scrolls_sideways(page)
+        # An answer with inline code and a table, on its permalink.
+        browser_stub.enqueue(
+            Reply(
+                pieces=[
+                    "Zebras live in `grassland` [2] and savanna [1].\n\n| a | b |\n|---|---|\n| x [1] | y |"
+                ]
+            )
+        )
+        answer_id = ask(page)
+        page.goto(f"/answers/{answer_id}/")
+        expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+        ratios = contrast(page, PERMALINK_TEXT)
+        assert {selector for selector, _ in ratios} == set(PERMALINK_TEXT)
+        assert [r for r in ratios if r[1] < 4.5] == [], (
+            f"the permalink: under 4.5:1 in {scheme} at {width} px"
+        )
+        assert clipped(page) == []
+        assert not scrolls_sideways(page)
