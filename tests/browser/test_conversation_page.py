@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
 from tests.fixtures.page_checks import contrast
 from tests.fixtures.providers import Reply, StubOpenAIServer
@@ -270,6 +271,10 @@ def test_copy_preview_and_feedback_on_a_later_turn_are_that_turns_own(
     page.keyboard.press("Escape")
     expect(preview).to_be_hidden()
     expect(cite).to_be_focused()
+    two.locator("[data-answer-text] a.cite").nth(1).hover()  # by mouse: turn 2's [2]
+    expect(preview.locator(".source-preview-title")).to_have_text(f"[2] {titles[second_id]['2']}")
+    page.mouse.move(1, 1)
+    expect(preview).to_be_hidden()
     one.locator("[data-answer-text] a.cite").first.focus()
     expect(one.locator(".source-preview-title")).to_have_text(f"[1] {titles[first_id]['1']}")
     page.keyboard.press("Escape")
@@ -392,3 +397,26 @@ def test_a_thread_and_an_open_preview_meet_wcag_aa_contrast_in_both_schemes(
     assert measured == set(THREAD_TEXT_SELECTORS), f"not measured: {set(THREAD_TEXT_SELECTORS) - measured}"
     low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
     assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+
+
+def test_a_tap_on_a_later_turns_citation_previews_its_source_and_a_second_follows_it(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.reset()
+    context = browser.new_context(
+        base_url=browser_server.url, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        _, second_id = _two_turns(page, browser_stub)
+        title = page.request.get(f"/api/answers/{second_id}/").json()["references"][0]["title"]
+        two = page.locator('[data-turn="2"]')
+        cite = two.locator("[data-answer-text] a.cite").first
+        cite.tap()
+        expect(two.locator(".source-preview-title")).to_have_text(f"[1] {title}")
+        assert "#turn-2-source-1" not in page.url, "the first tap previews"
+        cite.tap()
+        expect(page).to_have_url(re.compile("#turn-2-source-1$"))
+    finally:
+        context.close()
