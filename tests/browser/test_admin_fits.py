@@ -1,6 +1,7 @@
 """The QA pages at 1280 px (issue 33): the answer page's Sources table, the health page and the feedback
-list show every column (wrapped, or scrolled inside their panel; never clipped, the page never scrolls
-sideways), no link is empty, and the review form names sources by the final number readers saw."""
+list show every column (wrapped, or scrolled inside their panel; never clipped nor squeezed to a column
+of letters, the page never scrolls sideways), no link is empty, text reads at WCAG AA in admin's light
+and dark schemes, and the review form names sources by the final number readers saw."""
 
 from __future__ import annotations
 
@@ -11,10 +12,25 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.fixtures.browser_pages import fresh_page
 from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer
-from tests.fixtures.page_checks import clipped, empty_links, scrolls_sideways
+from tests.fixtures.page_checks import clipped, contrast, empty_links, scrolls_sideways, squeezed
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 LONG_COMMENT = "This source talks about horses rather than zebras, " * 6
+# Admin's text and the QA pages' own (markers, the support check's tinted sentences and scores, flags).
+ADMIN_TEXT = [
+    "#content h2",
+    "#content th",
+    "#content td",
+    "#content p",
+    "#content li",
+    "#content a",
+    "#content span",
+    "#content sup",
+    "#content mark",
+    "#content del",
+    "#content strong",
+    "#content label",
+]
 
 
 @pytest.fixture
@@ -46,18 +62,33 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
     page.fill("input[name=password]", PASSWORD)
     page.click("input[type=submit]")
 
-    for url in (
-        f"/admin/answers/answer/{answer_id}/change/",
-        "/admin/answers/answer/health/",
-        "/admin/answers/feedback/",
-        "/admin/answers/review/",
-        f"/admin/answers/review/add/?answer={answer_id}",
-    ):
-        page.goto(url)
-        expect(page.locator("#content-main")).to_be_visible()
-        assert clipped(page, "#content") == [], url
-        assert not scrolls_sideways(page), url
-        assert empty_links(page, "#content") == [], url
+    # The answer page once its support record is stored (a task after `done`): its tinted sentences shown.
+    answer_page = f"/admin/answers/answer/{answer_id}/change/"
+    for _ in range(100):
+        page.goto(answer_page)
+        if page.locator(".qa-support-text .qa-support").count():
+            break
+    expect(page.locator(".qa-support-text .qa-support").first).to_be_visible()
+
+    for scheme in ("light", "dark"):
+        # Loaded in the scheme (admin's links fade between colours: switching on a shown page is not it).
+        page.emulate_media(color_scheme=scheme)
+        for url in (
+            answer_page,
+            "/admin/answers/answer/health/",
+            "/admin/answers/feedback/",
+            "/admin/answers/review/",
+            f"/admin/answers/review/add/?answer={answer_id}",
+        ):
+            page.goto(url)
+            expect(page.locator("#content-main")).to_be_visible()
+            assert clipped(page, "#content") == [], url
+            assert not scrolls_sideways(page), url
+            assert empty_links(page, "#content") == [], url
+            assert squeezed(page, "#content") == [], url
+            low = [(selector, ratio) for selector, ratio in contrast(page, ADMIN_TEXT) if ratio < 4.5]
+            assert low == [], f"under 4.5:1 in {scheme}: {url} {low}"
+    page.emulate_media(color_scheme="light")
 
     # Every column of the Sources table is there to read.
     page.goto(f"/admin/answers/answer/{answer_id}/change/")
@@ -66,6 +97,10 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
         header = headers.filter(has_text=name)
         header.scroll_into_view_if_needed()
         expect(header).to_be_in_viewport()
+    # An opened excerpt reads as lines, not a column of letters.
+    page.locator("table.qa-table details summary").first.click()
+    expect(page.locator("table.qa-table details[open] .qa-text").first).to_be_visible()
+    assert squeezed(page, "#content") == []
 
     # The review form: sources by the number readers saw, the retrieval number beside.
     page.goto(f"/admin/answers/review/add/?answer={answer_id}")

@@ -7,9 +7,12 @@ import re
 import threading
 from typing import Any
 
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
+from tests.fixtures.page_checks import contrast
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 CONVERSATION_URL = re.compile(r"/conversations/[0-9a-f-]{36}/$")
@@ -185,5 +188,235 @@ def test_without_javascript_a_follow_up_is_a_form_post_that_adds_a_turn(
         expect(page.locator('[data-turn="2"] [data-answer-text] a.cite')).to_have_attribute(
             "href", "#turn-2-source-1"
         )
+    finally:
+        context.close()
+
+
+TURN_2_TEXT = "Quokkas live on an island [2] in dense scrub [1]."
+
+
+def _two_turns(page: Page, browser_stub: StubOpenAIServer) -> tuple[str, str]:
+    """Ask a question and a follow-up (each turn's source 1 a different document); the answers' ids."""
+    browser_stub.enqueue(
+        Reply(pieces=["Zebras live in grassland [2] and savanna [4]."]),
+        Reply(pieces=["Quokka facts?"]),  # turn 2's rewrite (not streamed)
+        Reply(pieces=[TURN_2_TEXT]),
+    )
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    _done(page, 1)
+    _ask(page, "And what about them?")
+    _done(page, 2)
+    ids = [
+        page.locator(f'[data-turn="{turn}"] [data-answer]').get_attribute("data-answer-id") or ""
+        for turn in (1, 2)
+    ]
+    assert all(ids), ids
+    return ids[0], ids[1]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_copy_preview_and_feedback_on_a_later_turn_are_that_turns_own(
+    page: Page, browser_server: LiveServer, browser_stub: StubOpenAIServer, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=browser_server.url)
+    first_id, second_id = _two_turns(page, browser_stub)
+    one, two = page.locator('[data-turn="1"]'), page.locator('[data-turn="2"]')
+    api = {
+        answer_id: page.request.get(f"/api/answers/{answer_id}/").json()
+        for answer_id in (first_id, second_id)
+    }
+    titles = {
+        answer_id: {str(ref["number"]): ref["title"] for ref in api[answer_id]["references"]}
+        for answer_id in (first_id, second_id)
+    }
+    assert titles[first_id]["1"] != titles[second_id]["1"], "each turn's source 1 is another document"
+
+    # Copy answer: turn 2's Markdown, its own Sources list, numbered as turn 2 shows them.
+    two.locator("[data-copy-answer]").click()
+    expect(two.locator("[data-share-status]")).to_have_text("Answer copied, with its sources.")
+    expect(one.locator("[data-share-status]")).to_have_text("")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    download = page.request.get(f"/answers/{second_id}/answer.md")
+    assert download.status == 200
+    assert copied == download.text(), "the copy is turn 2's Markdown download"
+    assert "Quokkas live on an island [1] in dense scrub [2]." in copied
+    shown = [
+        (li.get_attribute("data-number"), li.locator(".source-title").inner_text())
+        for li in two.locator("[data-answer-sources] > li").all()
+    ]
+    assert shown == sorted(titles[second_id].items()), "the page lists turn 2's sources, numbered as stored"
+    sources = copied.split("Sources:", 1)[1]
+    listed = re.findall(r"^(\d+)\. ", sources, re.MULTILINE)
+    assert listed == [number for number, _ in shown], sources
+    for number, title in shown:  # these titles' URLs are no links: the title alone (docs/api.md, answer.md)
+        assert f"\n{number}. {title}\n" in sources, sources
+    assert "Zebra habitat guide" not in copied, "nothing of turn 1"
+    assert copied.rstrip().endswith(f"Answer: {browser_server.url}/answers/{second_id}/")
+
+    # Copy link: turn 2's permalink.
+    two.locator("[data-copy-link]").click()
+    expect(two.locator("[data-share-status]")).to_have_text("Link copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == f"{browser_server.url}/answers/{second_id}/"
+
+    # A preview on turn 2's [1] shows turn 2's source 1, not turn 1's source with the same number.
+    cite = two.locator("[data-answer-text] a.cite").first
+    expect(cite).to_have_text("[1]")
+    cite.focus()
+    preview = two.locator("[data-source-preview]")
+    expect(preview).to_be_visible()
+    expect(preview.locator(".source-preview-title")).to_have_text(f"[1] {titles[second_id]['1']}")
+    expect(one.locator("[data-source-preview]")).to_be_hidden()
+    page.keyboard.press("Escape")
+    expect(preview).to_be_hidden()
+    expect(cite).to_be_focused()
+    two.locator("[data-answer-text] a.cite").nth(1).hover()  # by mouse: turn 2's [2]
+    expect(preview.locator(".source-preview-title")).to_have_text(f"[2] {titles[second_id]['2']}")
+    page.mouse.move(1, 1)
+    expect(preview).to_be_hidden()
+    one.locator("[data-answer-text] a.cite").first.focus()
+    expect(one.locator(".source-preview-title")).to_have_text(f"[1] {titles[first_id]['1']}")
+    page.keyboard.press("Escape")
+
+    # Feedback on turn 2 goes to turn 2's answer; the page shows it on turn 2 only.
+    two.locator("[data-feedback-comment]").fill("Only about quokkas")
+    two.locator('[data-verdict="unhelpful"]').click()
+    expect(two.locator("[data-feedback-status]")).to_contain_text("You said: not helpful.")
+    expect(two.locator('[data-verdict="unhelpful"]')).to_have_attribute("aria-pressed", "true")
+    expect(one.locator("[data-feedback-status]")).to_have_text("")
+    expect(one.locator("[data-verdict][aria-pressed=true]")).to_have_count(0)
+    sent = page.request.get(f"/api/answers/{second_id}/feedback/").json()
+    assert sent["verdict"]["verdict"] == "unhelpful"
+    assert sent["verdict"]["comment"] == "Only about quokkas"
+    assert page.request.get(f"/api/answers/{first_id}/feedback/").json() == {"verdict": None, "flags": []}
+
+    # A reload after turn 2's `done`: the same on the stored thread.
+    page.reload()
+    _done(page, 2)
+    expect(two.locator('[data-verdict="unhelpful"]')).to_have_attribute("aria-pressed", "true")
+    expect(two.locator("[data-feedback-comment]")).to_have_value("Only about quokkas")
+    expect(one.locator("[data-verdict][aria-pressed=true]")).to_have_count(0)
+    expect(one.locator("[data-feedback-status]")).to_have_text("")
+    two.locator("[data-answer-text] a.cite").first.focus()
+    expect(two.locator(".source-preview-title")).to_have_text(f"[1] {titles[second_id]['1']}")
+    page.keyboard.press("Escape")
+    two.locator("[data-copy-answer]").click()
+    expect(two.locator("[data-share-status]")).to_have_text("Answer copied, with its sources.")
+    assert page.evaluate("navigator.clipboard.readText()") == download.text()
+
+
+def test_a_reload_while_a_later_turn_streams_joins_it_and_its_preview_and_numbers_hold(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The stub holds the rest of turn 2 until the page has been reloaded and shows the turn again.
+    reloaded = threading.Event()
+
+    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
+        if index == 0:
+            reloaded.wait(60)
+
+    browser_stub.enqueue(
+        Reply(pieces=["Zebras live in grassland [2] and savanna [4]."]),
+        Reply(pieces=["Quokka facts?"]),  # turn 2's rewrite (not streamed)
+        Reply(
+            pieces=["Quokkas live on an island [2] and", " in dense scrub [1]."],
+            on_piece=hold_after_the_first_piece,
+        ),
+    )
+    page.goto("/")
+    _ask(page, ZEBRA_QUESTION)
+    _done(page, 1)
+    _ask(page, "And what about them?")
+    two = page.locator('[data-turn="2"]')
+    expect(two.locator("[data-answer-text]")).to_contain_text("Quokkas live on an island [1]")
+    expect(two.locator("[data-answer]")).to_have_attribute("data-answer-status", "streaming")
+
+    page.reload()
+    try:
+        # The reloaded thread: turn 1 done as stored, turn 2 in flight, joined to its stream.
+        _done(page, 1)
+        expect(two.locator("[data-answer]")).to_have_attribute("data-answer-status", "streaming")
+        expect(two.locator("[data-answer-text] a.cite").first).to_have_attribute("href", "#turn-2-source-1")
+    finally:
+        reloaded.set()
+    _done(page, 2)
+    thread: list[dict[str, Any]] = page.evaluate(READ_THREAD)
+    assert [t["text"] for t in thread] == [
+        "Zebras live in grassland [1] and savanna [2].",
+        "Quokkas live on an island [1] and in dense scrub [2].",
+    ]
+    assert [[s["id"] for s in t["sources"]] for t in thread] == [
+        ["source-1", "source-2"],
+        ["turn-2-source-1", "turn-2-source-2"],
+    ]
+    assert all(cite["own"] for t in thread for cite in t["cites"]), thread
+    # Turn 2's citation previews turn 2's source; the stored thread reads the same after another reload.
+    two.locator("[data-answer-text] a.cite").first.focus()
+    expect(two.locator(".source-preview-title")).to_have_text(f"[1] {thread[1]['sources'][0]['title']}")
+    page.keyboard.press("Escape")
+    page.reload()
+    _done(page, 2)
+    assert page.evaluate(READ_THREAD) == thread
+
+
+# What a conversation adds to the page's text, and the preview's, each measured where it shows.
+THREAD_TEXT_SELECTORS = [
+    ".question-label",
+    ".turn-question",
+    "[data-answer-text] a.cite",
+    ".source-preview-title",
+    ".source-preview-passage",
+    ".source-preview mark",
+    ".source-preview-link",
+    ".feedback-status",
+    ".share-status",
+    "[data-ask-label]",
+    "a[data-ask-another]",
+]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_thread_and_an_open_preview_meet_wcag_aa_contrast_in_both_schemes(
+    page: Page, browser_stub: StubOpenAIServer, scheme: str, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    _two_turns(page, browser_stub)
+    two = page.locator('[data-turn="2"]')
+    two.locator('[data-verdict="helpful"]').click()
+    expect(two.locator("[data-feedback-status]")).to_contain_text("You said: helpful.")
+    two.locator("[data-copy-link]").click()
+    expect(two.locator("[data-share-status]")).not_to_have_text("")
+    # Turn 1's sources have links: its preview shows every part (title, marked passage, link).
+    page.locator('[data-turn="1"] [data-answer-text] a.cite').first.focus()
+    expect(page.locator(".source-preview-link")).to_be_visible()
+    ratios = contrast(page, THREAD_TEXT_SELECTORS)
+    measured = {selector for selector, _ in ratios}
+    assert measured == set(THREAD_TEXT_SELECTORS), f"not measured: {set(THREAD_TEXT_SELECTORS) - measured}"
+    low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
+    assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+
+
+def test_a_tap_on_a_later_turns_citation_previews_its_source_and_a_second_follows_it(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
+) -> None:
+    browser_stub.reset()
+    context = browser.new_context(
+        base_url=browser_server.url, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    context.set_default_timeout(EXPECT_TIMEOUT_MS)
+    try:
+        page = context.new_page()
+        _, second_id = _two_turns(page, browser_stub)
+        title = page.request.get(f"/api/answers/{second_id}/").json()["references"][0]["title"]
+        two = page.locator('[data-turn="2"]')
+        cite = two.locator("[data-answer-text] a.cite").first
+        cite.tap()
+        expect(two.locator(".source-preview-title")).to_have_text(f"[1] {title}")
+        assert "#turn-2-source-1" not in page.url, "the first tap previews"
+        cite.tap()
+        expect(page).to_have_url(re.compile("#turn-2-source-1$"))
     finally:
         context.close()

@@ -12,9 +12,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, served
+from tests.fixtures.page_checks import clipped, contrast
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
+STATE_TEXT = ["[data-answer-error]", "[data-turn-question]", "h1"]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +73,17 @@ def test_failure_done_and_rate_limit_as_the_reader_sees_them(
     expect(error).not_to_contain_text("throttled")
     assert len(visible_messages(page)) == 1
     expect(page.get_by_role("heading", name="Sources", exact=True)).to_be_hidden()
+
+    # 4. The message reads at WCAG AA in light and dark, at 1280 and 390 px, nothing of it clipped.
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            ratios = contrast(page, STATE_TEXT)
+            assert {selector for selector, _ in ratios} == set(STATE_TEXT)
+            low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
+            assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+            assert clipped(page) == [], f"clipped in {scheme} at {width} px"
 
 
 def test_streams_leave_no_per_listener_lines_in_the_server_log(browser_server: LiveServer) -> None:

@@ -7,6 +7,7 @@ contrast at WCAG AA in both colour schemes."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -16,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from answers.excerpts import readable
 from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SeedDocument, corpus, running_server
-from tests.fixtures.page_checks import contrast
+from tests.fixtures.page_checks import clipped, contrast, scrolls_sideways
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
@@ -156,6 +157,74 @@ def test_a_preview_opens_by_mouse_and_by_keyboard_and_closes_on_escape(
     expect(preview).to_contain_text("[2] ")
 
 
+# The open preview's citation, as the page has it: in the document, the first citation of the text,
+# described by the popover, expanded, focused; and where the popover sits against it.
+OPEN_CITATION = """preview => {
+  const links = [...document.querySelectorAll(`[aria-describedby="${preview.id}"]`)];
+  const first = document.querySelector("[data-answer-text] a.cite");
+  const link = links[0], box = link.getBoundingClientRect(), own = preview.getBoundingClientRect();
+  return {
+    count: links.length, connected: link.isConnected, first: link === first,
+    expanded: link.getAttribute("aria-expanded"), focused: document.activeElement === link,
+    below: Math.abs(own.top - (box.bottom + 6)) < 1, above: Math.abs(own.bottom - (box.top - 6)) < 1,
+  };
+}"""
+
+
+def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done(
+    wide: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The stub holds the rest of the answer until the preview is open (the first piece's citation shown).
+    release = threading.Event()
+
+    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
+        if index == 0:
+            release.wait(60)
+
+    browser_stub.enqueue(
+        Reply(
+            pieces=["Zebras live in grassland habitat and savanna [2] and", " graze all day [1]."],
+            on_piece=hold_after_the_first_piece,
+        )
+    )
+    page = wide
+    page.goto("/")
+    page.fill("textarea[name=question]", ZEBRA_QUESTION)
+    page.click("button[type=submit]")
+    answer = page.locator(ANSWER)
+    cite = page.locator("[data-answer-text] a.cite").first
+    preview = page.locator(PREVIEW)
+    try:
+        expect(cite).to_have_text("[1]")
+        expect(answer).to_have_attribute("data-answer-status", "streaming")
+        title = page.locator(f'{SOURCES}[data-number="1"] .source-title').inner_text()
+        cite.focus()  # by keyboard: focus opens it
+        expect(preview).to_be_visible()
+        expect(preview).to_contain_text(f"[1] {title}")
+        expect(preview.locator("mark")).to_have_count(0)  # the backing passage is known at `done`
+    finally:
+        release.set()
+    expect(answer).to_have_attribute("data-answer-status", "done")
+
+    # Still open, on the same source, now with its backing passage marked as the Sources list shows it.
+    source = page.locator(f'{SOURCES}[data-number="1"]')
+    expect(preview).to_be_visible()
+    expect(preview.locator(".source-preview-title")).to_have_text(f"[1] {title}")
+    expect(preview.locator("mark")).to_have_text(source.locator(".source-excerpt mark").inner_text())
+    # Anchored to the final answer's citation, which has the focus (the one the reader opened, swapped in).
+    state = preview.evaluate(OPEN_CITATION)
+    assert state["count"] == 1, state
+    assert state["connected"], state
+    assert state["first"], state
+    assert state["expanded"] == "true", state
+    assert state["focused"], state
+    assert state["below"] or state["above"], state
+    page.keyboard.press("Escape")
+    expect(preview).to_be_hidden()
+    expect(cite).to_be_focused()
+    expect(cite).to_have_attribute("aria-expanded", "false")
+
+
 def test_a_tap_on_a_phone_opens_the_preview_and_a_second_follows_the_link(
     browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
@@ -264,3 +333,57 @@ def test_text_meets_wcag_aa_contrast_in_both_schemes(
         assert measured == set(TEXT_SELECTORS), f"not measured: {set(TEXT_SELECTORS) - measured}"
         low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
         assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+
+
+FIRST_SCREEN_TEXT = ["h1", ".intro", ".examples-heading", "[data-example-question]", "label", ".form-hint"]
+PERMALINK_TEXT = [
+    "h1",
+    "[data-answer-text] p",
+    "[data-answer-text] code",
+    "[data-answer-text] th",
+    "[data-answer-text] td",
+    "[data-answer-text] a.cite",
+    "a.source-title",
+    ".source-excerpt mark",
+    ".feedback-button",
+    ".share-button",
+    "[data-answer-permalink]",
+]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_first_screen_and_the_permalink_read_in_both_schemes(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer, scheme: str, width: int
+) -> None:
+    browser_stub.reset()
+    with fresh_page(browser, browser_server.url) as page:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.emulate_media(color_scheme=scheme)
+        page.goto("/")
+        expect(page.locator("[data-example-question]").first).to_be_visible()
+        ratios = contrast(page, FIRST_SCREEN_TEXT)
+        assert {selector for selector, _ in ratios} == set(FIRST_SCREEN_TEXT)
+        assert [r for r in ratios if r[1] < 4.5] == [], (
+            f"the first screen: under 4.5:1 in {scheme} at {width} px"
+        )
+        assert clipped(page) == []
+        assert not scrolls_sideways(page)
+        # An answer with inline code and a table, on its permalink.
+        browser_stub.enqueue(
+            Reply(
+                pieces=[
+                    "Zebras live in `grassland` [2] and savanna [1].\n\n| a | b |\n|---|---|\n| x [1] | y |"
+                ]
+            )
+        )
+        answer_id = ask(page)
+        page.goto(f"/answers/{answer_id}/")
+        expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
+        ratios = contrast(page, PERMALINK_TEXT)
+        assert {selector for selector, _ in ratios} == set(PERMALINK_TEXT)
+        assert [r for r in ratios if r[1] < 4.5] == [], (
+            f"the permalink: under 4.5:1 in {scheme} at {width} px"
+        )
+        assert clipped(page) == []
+        assert not scrolls_sideways(page)

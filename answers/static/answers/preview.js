@@ -6,6 +6,14 @@
 // first tap on a citation opens its preview, a second follows the link. The citation link describes
 // itself by the popover (aria-describedby), so a screen reader reads the source with the link.
 // One popover per answer container ([data-answer]), built from text nodes and cloned page nodes only.
+//
+// The page re-renders the answer's text while it streams and swaps in the final pair at `done`
+// (docs/api.md, SSE events): a citation the popover marks (aria-describedby, aria-expanded) differs
+// from the render's own, so the render replaces it, and `done` replaces every source's li. An open
+// popover follows: it moves to the new link of the same citation (the same target, the same
+// occurrence in the text), rebuilt from the source's new li (at `done`: its backing passage marked),
+// and the focus, if it was on the old link or in the popover, goes to the new one. With no such link
+// any more it closes.
 (function () {
   "use strict";
 
@@ -13,16 +21,34 @@
   const ready = new WeakSet();
 
   function sourceFor(container, link) {
-    const match = /^#source-(\d+)$/.exec(link.getAttribute("href") || "");
-    if (!match) {
+    // The li the citation points at, in this answer's own Sources list: #source-N, or in a
+    // conversation's turn T > 1 #turn-T-source-N (answers/rendering.py source_anchor).
+    const href = link.getAttribute("href") || "";
+    if (!/^#(?:turn-\d+-)?source-\d+$/.test(href)) {
       return null;
     }
-    return container.querySelector('[data-answer-sources] > li[data-number="' + match[1] + '"]');
+    for (const li of container.querySelectorAll("[data-answer-sources] > li[data-number]")) {
+      if (li.id === href.slice(1)) {
+        return li;
+      }
+    }
+    return null;
+  }
+
+  function citations(container, href) {
+    // The answer's citation links to `href`, in text order.
+    return Array.from(container.querySelectorAll("[data-answer-text] a.cite")).filter(function (link) {
+      return link.getAttribute("href") === href;
+    });
   }
 
   function Preview(container) {
     this.container = container;
     this.link = null;
+    this.item = null; // the source's li the popover was built from
+    this.href = null; // the open citation's target and its occurrence among the links to it
+    this.occurrence = 0;
+    this.linkFocused = false; // whether the open citation had the focus when a render removed it
     this.touched = null; // the citation a touch opened (its next tap follows it)
     this.hideTimer = null;
     this.refocusing = false;
@@ -44,6 +70,12 @@
     if (this.link && this.link !== link) {
       this.close(false);
     }
+    this.build(item);
+    this.element.hidden = false;
+    this.anchor(link, item);
+  };
+
+  Preview.prototype.build = function (item) {
     const number = item.dataset.number;
     const title = item.querySelector(".source-title");
     const heading = document.createElement("p");
@@ -70,11 +102,62 @@
     }
     this.element.replaceChildren(...parts);
     this.element.setAttribute("aria-label", "Source " + number);
-    this.element.hidden = false;
+  };
+
+  Preview.prototype.anchor = function (link, item) {
     this.link = link;
+    this.item = item;
+    this.href = link.getAttribute("href");
+    this.occurrence = Math.max(0, citations(this.container, this.href).indexOf(link));
+    this.linkFocused = false;
     link.setAttribute("aria-describedby", this.element.id);
     link.setAttribute("aria-expanded", "true");
     this.place(link);
+  };
+
+  Preview.prototype.follow = function () {
+    // After the answer's text or Sources list changed: the open popover moves to the citation's
+    // new link and the source's new li, or closes when the citation is gone.
+    if (!this.link) {
+      return;
+    }
+    const old = this.link;
+    const link = old.isConnected ? old : citations(this.container, this.href)[this.occurrence] || null;
+    const item = link ? sourceFor(this.container, link) : null;
+    if (link === old && item === this.item) {
+      return;
+    }
+    const focusWasOnLink = this.linkFocused || document.activeElement === old;
+    const focusWasInside = this.element.contains(document.activeElement);
+    if (this.touched === old) {
+      this.touched = link;
+    }
+    if (!link || !item) {
+      // Nothing to point at any more: closed, and the focus is not left on nothing.
+      this.element.hidden = true;
+      this.element.replaceChildren();
+      this.link = null;
+      this.item = null;
+      this.touched = null;
+      this.linkFocused = false;
+      if (link && (focusWasOnLink || focusWasInside)) {
+        this.refocus(link);
+      }
+      return;
+    }
+    if (item !== this.item) {
+      this.build(item);
+    }
+    this.anchor(link, item);
+    if (focusWasOnLink || (focusWasInside && !this.element.contains(document.activeElement))) {
+      this.refocus(focusWasInside ? this.element.querySelector("a") || link : link);
+    }
+  };
+
+  Preview.prototype.refocus = function (element) {
+    this.refocusing = true; // the focus going back is not a reader opening it again
+    element.focus();
+    this.refocusing = false;
   };
 
   Preview.prototype.place = function (link) {
@@ -101,11 +184,11 @@
     this.element.replaceChildren();
     link.setAttribute("aria-expanded", "false");
     this.link = null;
+    this.item = null;
     this.touched = null;
+    this.linkFocused = false;
     if (refocus || hadFocus) {
-      this.refocusing = true; // the focus going back is not a reader opening it again
-      link.focus();
-      this.refocusing = false;
+      this.refocus(link);
     }
   };
 
@@ -175,9 +258,26 @@
       if (!preview.link || (into instanceof Node && (preview.element.contains(into) || into === preview.link))) {
         return;
       }
-      if (event.target === preview.link || preview.element.contains(event.target)) {
-        preview.close(false);
+      const link = preview.link;
+      const target = event.target;
+      if (target !== link && !preview.element.contains(target)) {
+        return;
       }
+      if (into === null) {
+        // Focus going nowhere may be Chrome blurring a focused node a render is about to remove
+        // (the citation, or the popover's link as it is rebuilt): decided once the render is done,
+        // when follow has moved the popover and the focus to the replacements.
+        if (target === link) {
+          preview.linkFocused = true;
+        }
+        queueMicrotask(function () {
+          if (preview.link === link && target.isConnected) {
+            preview.close(false);
+          }
+        });
+        return;
+      }
+      preview.close(false);
     });
     container.addEventListener("click", function (event) {
       const link = citation(container, event.target);
@@ -216,6 +316,9 @@
         preview.close(false);
       }
     });
+    new MutationObserver(function () {
+      preview.follow();
+    }).observe(container, { childList: true, subtree: true });
     window.addEventListener("scroll", function () {
       if (preview.link) {
         preview.place(preview.link);
