@@ -323,8 +323,13 @@ def _with_reader_feedback(request: HttpRequest, user: Any, answer: Answer, conte
 
 
 def _markdown_title(title: str) -> str:
-    """A title as Markdown link text: its brackets and backslashes escaped, one line."""
-    return " ".join(re.sub(r"([\\\[\]])", r"\\\1", title).split())
+    """A document's or reader's words as Markdown text, one line: nothing in them is markup.
+
+    Brackets and backslashes are escaped (link text stays one link), and so are `<`, `>`
+    and `&`: a title holding `<img src=x onerror=...>` reads as that text, not as raw
+    HTML, in whatever renders the copy (CommonMark backslash escapes, any renderer).
+    """
+    return " ".join(re.sub(r"([\\\[\]<>&])", r"\\\1", title).split())
 
 
 def _markdown_href(request: HttpRequest, url: str) -> str:
@@ -364,7 +369,7 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
         for ref in selectors.answer_references(answer)
     ]
     context = {
-        "question": " ".join(answer.question.split()),
+        "question": _markdown_title(answer.question),
         "text": answer.final_text,
         "references": references,
         "permalink": request.build_absolute_uri(answer.get_absolute_url()),

@@ -325,3 +325,27 @@ def test_the_demo_answer_reads_as_markdown_on_its_permalink(
     assert "<em>context manager</em>" in text[1]
     assert "*context manager*" not in text[1]
     assert '<a class="cite" href="#source-1">[1]</a>' in text[1]
+
+
+@pytest.mark.django_db
+def test_the_markdown_download_carries_titles_and_the_question_as_text_not_html(
+    client: Client, answer_factory: Callable[..., Answer]
+) -> None:
+    """Whatever renders a copied answer (raw HTML allowed or not), markup in a title or question is text."""
+    from markdown_it import MarkdownIt
+
+    hostile = make_documents(1, prefix="Quokka")[0]
+    hostile.title = 'Quokka <img src=x onerror="alert(1)"> facts & [more]'
+    hostile.save(update_fields=["title"])
+    answer = answer_factory(
+        text="Quokkas smile [1].", documents=[hostile], question="Is 2 <b>bold</b> & <script>x</script>?"
+    )
+    response = client.get(f"/answers/{answer.id}/answer.md")
+    assert response.status_code == 200
+    text = response.content.decode()
+    html = MarkdownIt("commonmark").render(text)  # the commonmark preset passes raw HTML through
+    for tag in ("<img", "<script", "<b>"):
+        assert tag not in html
+    assert "Quokka &lt;img src=x onerror=&quot;alert(1)&quot;&gt; facts &amp; [more]" in html
+    assert "Is 2 &lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;x&lt;/script&gt;?" in html
+    assert html.count("<a href=") == 1  # the title's brackets stay inside its one link
