@@ -88,6 +88,11 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
             assert squeezed(page, "#content") == [], url
             low = [(selector, ratio) for selector, ratio in contrast(page, ADMIN_TEXT) if ratio < 4.5]
             assert low == [], f"under 4.5:1 in {scheme}: {url} {low}"
+            # The health chart's bars and legend keys: an edge of 3:1 against the page (WCAG 1.4.11).
+            edges = contrast(page, [".qa-chart rect"], "stroke")
+            assert all(ratio >= 3 for _, ratio in edges), f"chart edges in {scheme}: {url} {edges}"
+            if url.endswith("/health/"):
+                assert edges, "the health page draws its chart, every bar and key with an edge (a stroke)"
     page.emulate_media(color_scheme="light")
 
     # Every column of the Sources table is there to read.
