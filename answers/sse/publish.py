@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from asgiref.sync import sync_to_async
 from django.core.serializers.json import DjangoJSONEncoder
 from django_eventstream.event import Event
-from django_eventstream.utils import get_storage, publish_event
+from django_eventstream.utils import get_storage
 
 from answers import db, selectors
 from answers.citations import (
@@ -36,6 +36,7 @@ from answers.citations import (
 from answers.conf import conf
 from answers.models import Answer
 from answers.retrieval.types import RetrievedSource
+from answers.sse import grip
 from answers.sse.channels import channel_for
 from answers.sse.fanout import fanout
 from answers.sse.storage import AnswerEventStorage
@@ -89,7 +90,7 @@ def send_all(channel: str, events: Sequence[tuple[str, dict[str, Any]]]) -> list
     for event, (event_type, data) in zip(stored, encoded, strict=True):
         fanout().publish(event)
         try:
-            publish_event(channel, event_type, data, str(event.id), str(event.id - 1))
+            grip.publish(channel, event_type, data, event.id)
         except Exception:
             logger.warning("event %s:%s not published to the GRIP proxy", channel, event.id, exc_info=True)
     return stored
