@@ -361,6 +361,13 @@ async def test_a_source_its_reader_may_no_longer_read_is_withheld_through_pushpi
             client, url.split("?")[0], headers={**alice, "Last-Event-ID": held.events[0].id}
         )
         whole = await read_stream(client, url, headers=staff)
+        # Its stored events trimmed (manage.py trim_events), the stream replays from the record.
+        _shell(
+            live,
+            "from django_eventstream.models import Event; "
+            f"Event.objects.filter(channel='answer-{accepted['id']}').delete()",
+        )
+        recorded = await read_stream(client, url, headers=alice)
 
     assert held.delta_text == "".join(pieces)
     # What she got before the move was hers to read; nothing after it names the source.
@@ -380,6 +387,10 @@ async def test_a_source_its_reader_may_no_longer_read_is_withheld_through_pushpi
         assert all(_withheld(e.data["references"]) for e in stream.events if "references" in e.data)
     assert [e.id for e in resumed.events] == [e.id for e in replayed.events[1:]]
     assert [e.id for e in replayed.events] == [e.id for e in held.events]
+    assert recorded.types == ["references", "done"]
+    assert recorded.events[-1].id == held.events[-1].id
+    assert title not in json.dumps([e.data for e in recorded.events])
+    assert all(_withheld(e.data["references"]) for e in recorded.events)
     # Staff read every source of the answers they may read.
     assert whole.of("done")[0].data["references"][0]["title"] == title
     assert not _withheld(whole.of("done")[0].data["references"])
