@@ -1,14 +1,17 @@
-"""What an answer's events put on the GRIP channel (answers.sse.grip): whole, or a stand-in when some
-reader of the answer may not read a source the event names. Pushpin itself: test_pushpin.py."""
+"""answers.sse.grip without Pushpin: what an answer's events put on the GRIP channel (whole, or a
+stand-in when some reader of the answer may not read a source the event names), and whom a
+recovery is answered for. Through a real Pushpin: test_pushpin.py."""
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+import jwt
 import pytest
 from django.contrib.auth.models import Group, User
-from django.test import override_settings
+from django.test import RequestFactory, override_settings
 
 from answers.content.storage import document_upsert
 from answers.models import Answer, Document
@@ -109,3 +112,29 @@ def test_without_a_grip_proxy_nothing_is_published(published, settings):
     settings.GRIP_URL = ""
     grip.publish(channel_for(_answer(None).id), "cite", _cite(_document()), 2)
     assert published == []
+
+
+def _recovery(answer: Answer, user: str) -> Any:
+    """A recovery request as Pushpin sends it: no credentials, django-eventstream's signed `es-meta`."""
+    from django.conf import settings
+
+    meta = {"iss": "es", "exp": int(time.time()) + 60, "channels": [channel_for(answer.id)], "user": user}
+    token = jwt.encode(meta, settings.SECRET_KEY.encode(), algorithm="HS256")
+    request = RequestFactory().get(f"/answers/{answer.id}/events/", {"link": "next", "es-meta": token})
+    return grip.grip_response(request, answer.id)
+
+
+@override_settings(SECRET_KEY="a-signing-key-long-enough-for-hs256-0123456789")
+def test_a_recovery_for_a_user_who_may_not_read_the_answer_is_refused():
+    alice, bob = User.objects.create_user("alice"), User.objects.create_user("bob")
+    answer = _answer(alice)
+
+    refused = _recovery(answer, str(bob.pk))
+    alice_id = str(alice.pk)
+    alice.delete()
+    gone = _recovery(answer, alice_id)
+
+    for response in (refused, gone):
+        assert response["Content-Type"] == "text/event-stream"
+        assert "event: stream-error" in response.content.decode()
+        assert '"condition": "forbidden"' in response.content.decode()
