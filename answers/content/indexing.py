@@ -24,8 +24,8 @@ from django.db.models.signals import post_delete, post_save
 
 from answers.conf import conf
 from answers.content.readers import html_to_text
-from answers.content.registry import Source, registered, source_for
-from answers.content.storage import document_store, document_values
+from answers.content.registry import Source, registered, source_for, watch
+from answers.content.storage import document_store
 from answers.content.validation import CleanDocument, clean_document
 from answers.models import Document
 from answers.retrieval.embeddings import EmbedOutcome, embed_missing
@@ -73,9 +73,9 @@ def index_object(source: Source, pk: Any, *, embed: bool = True) -> Outcome:
         removed = Document.objects.filter(source=source.label, key=source.key(known)).delete()
         return Outcome.REMOVED if removed[0] else Outcome.ABSENT
     clean = clean_object(source, obj)
-    if _unchanged(source, clean):
-        return Outcome.UNCHANGED
-    document, created, changed = document_store(clean=clean, source=source.label)
+    # A save that changes nothing indexed (only a timestamp, or fields the Source does not read)
+    # writes nothing: one locked read of the document, in the transaction that would write it.
+    document, created, changed = document_store(clean=clean, source=source.label, unless_changed=COMPARED)
     if changed and embed:
         _embed([document.pk])
     if created:
@@ -83,19 +83,9 @@ def index_object(source: Source, pk: Any, *, embed: bool = True) -> Outcome:
     return Outcome.UPDATED if changed else Outcome.UNCHANGED
 
 
-# What a document says, besides its metadata (where Source.updated_at goes).
+# What a document says, besides its metadata (where Source.updated_at goes): a save that changes
+# none of these (nor the document's source) leaves the document as it is.
 COMPARED = ("content_hash", "title", "url", "doc_type", "access", "access_groups")
-
-
-def _unchanged(source: Source, clean: CleanDocument) -> bool:
-    """Whether the stored document already says all this (its `updated_at` aside): one read, no write.
-
-    A save that changes nothing indexed (only a timestamp, or fields the Source does not read)
-    then costs one query.
-    """
-    values = document_values(clean)
-    stored = Document.objects.filter(key=clean.key, source=source.label).values_list(*COMPARED).first()
-    return stored is not None and list(stored) == [values[name] for name in COMPARED]
 
 
 def _stand_in(source: Source, pk: Any) -> Any:
@@ -143,9 +133,19 @@ def on_delete(sender: type[Model], instance: Any, **kwargs: Any) -> None:
 
 
 def connect() -> None:
-    """Watch every model's saves and deletes; only registered ones do anything (one dict lookup)."""
-    post_save.connect(on_save, dispatch_uid="answers.content.indexing.on_save")
-    post_delete.connect(on_delete, dispatch_uid="answers.content.indexing.on_delete")
+    """Watch the saves and deletes of the registered models (those registered later too).
+
+    Connected per model, not for every sender: a delete receiver for every model would cost
+    every delete in the site (and the chunks deleted at each re-index) Django's fast path,
+    a read of each row (and of the rows that cascade from it) before deleting it.
+    """
+    watch(_connect_model)
+
+
+def _connect_model(model: type[Model]) -> None:
+    uid = f"answers.content.indexing:{model._meta.label_lower}"
+    post_save.connect(on_save, sender=model, dispatch_uid=f"{uid}:save")
+    post_delete.connect(on_delete, sender=model, dispatch_uid=f"{uid}:delete")
 
 
 @dataclass

@@ -8,6 +8,7 @@ This module holds only the registry (no ORM queries), so it imports before the a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -66,6 +67,9 @@ class Source:
 
 
 _registry: dict[type[Model], Source] = {}
+# Called with each model registered, those already registered included (answers.content.indexing
+# connects its save and delete receivers to that model only).
+_watchers: list[Callable[[type[Model]], object]] = []
 
 
 def register(model: type[Model], source: type[Source] = Source) -> Source:
@@ -76,11 +80,22 @@ def register(model: type[Model], source: type[Source] = Source) -> Source:
         raise ValueError(f"{source.__name__}.body_format must be one of {', '.join(BODY_FORMATS)}.")
     made = source(model)
     _registry[model] = made
+    for watch in _watchers:
+        watch(model)
     return made
 
 
 def unregister(model: type[Model]) -> None:
     _registry.pop(model, None)
+
+
+def watch(callback: Callable[[type[Model]], object]) -> None:
+    """Call `callback` with every model registered, now and later (once per callback)."""
+    if callback in _watchers:
+        return
+    _watchers.append(callback)
+    for model in list(_registry):
+        callback(model)
 
 
 def source_for(model: type[Model]) -> Source | None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from answers.content.validation import CleanDocument, Rule, clean_document
-from answers.models import Chunk, Document
+from answers.models import Chunk, ChunkEmbedding, Document
 from answers.retrieval.chunking import ChunkSpec, chunk_text
 
 HEADING_MAX = 500
@@ -77,10 +77,14 @@ def document_upsert(
     return document_store(clean=clean)
 
 
-def document_store(*, clean: CleanDocument, source: str | None = None) -> tuple[Document, bool, bool]:
+def document_store(
+    *, clean: CleanDocument, source: str | None = None, unless_changed: Collection[str] = ()
+) -> tuple[Document, bool, bool]:
     """document_upsert for input already through clean_document (the API shows its warnings).
 
     `source`: the registered model it is indexed from (answers.content.indexing), kept as given.
+    `unless_changed`: stored fields (document_values' names) of which one at least (or `source`)
+    must differ for an existing document to be written at all; none: any field that differs.
     """
     values = document_values(clean)
     if source is not None:
@@ -99,16 +103,28 @@ def document_store(*, clean: CleanDocument, source: str | None = None) -> tuple[
                 Chunk.objects.bulk_create(build_chunks(document), batch_size=500)
                 return document, True, True
         changed_fields = [name for name, value in values.items() if getattr(document, name) != value]
-        if not changed_fields:
+        significant = {*unless_changed, "source"} if unless_changed else None
+        if not changed_fields or (significant is not None and significant.isdisjoint(changed_fields)):
             return document, False, False
         rebuild = document.content_hash != digest
         for name in changed_fields:
             setattr(document, name, values[name])
         document.save(update_fields=[*changed_fields, "updated_at"])
         if rebuild:
-            document.chunks.all().delete()
+            _delete_chunks(document)
             Chunk.objects.bulk_create(build_chunks(document), batch_size=500)
         return document, False, True
+
+
+def _delete_chunks(document: Document) -> None:
+    """The document's chunks and their vectors, in two statements.
+
+    Nothing else points at a chunk (answers keep snapshots, not chunk ids), so Django's
+    delete, which reads every chunk and vector first to cascade and send signals, is not needed.
+    """
+    using = transaction.get_connection().alias
+    ChunkEmbedding.objects.filter(chunk__document_id=document.pk)._raw_delete(using)
+    Chunk.objects.filter(document_id=document.pk)._raw_delete(using)
 
 
 def document_delete(*, document: Document) -> None:

@@ -19,10 +19,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django_eventstream.event import Event
 from django_eventstream.utils import get_storage
@@ -38,10 +36,10 @@ from answers.citations import (
 from answers.conf import conf
 from answers.models import Answer
 from answers.retrieval.types import RetrievedSource
+from answers.sse import grip
 from answers.sse.channels import channel_for
 from answers.sse.fanout import fanout
 from answers.sse.storage import AnswerEventStorage
-from answers.sse.stream import encode_event
 
 logger = logging.getLogger(__name__)
 
@@ -89,39 +87,16 @@ def send_all(channel: str, events: Sequence[tuple[str, dict[str, Any]]]) -> list
         stored = storage.append_events(channel, encoded)
     else:  # another storage class configured (the stock one, in benchmarks): one append each
         stored = [storage.append_event(channel, event_type, data) for event_type, data in encoded]
-    grip = bool(getattr(settings, "GRIP_URL", "") or getattr(settings, "GRIP_PROXIES", None))
+    to_proxy = grip.proxy_configured()  # without a GRIP proxy nobody is published to
     for event, (event_type, data) in zip(stored, encoded, strict=True):
         fanout().publish(event)
-        if not grip:
+        if not to_proxy:
             continue
         try:
-            publish_to_grip(channel, event_type, data, event.id)
+            grip.publish(channel, event_type, data, event.id)
         except Exception:
             logger.warning("event %s:%s not published to the GRIP proxy", channel, event.id, exc_info=True)
     return stored
-
-
-def publish_to_grip(channel: str, event_type: str, data: str, event_id: int) -> None:
-    """django_eventstream.utils.publish_event for a stored event, without its cost on large events.
-
-    The same message (the SSE text with `%` doubled and the `build-id` filter, which writes each
-    stream's own id in place of `%I`), but `%` doubled by str.replace: the stock escape copies
-    the text a character at a time in Python (0.2 s for a maximal answer's `done`), and the
-    text is written as answers.sse.stream.encode_event writes it. Called only when a GRIP proxy
-    is configured (GRIP_URL, or django_grip's GRIP_PROXIES): without one nobody is published to.
-    """
-    # As django-eventstream imports them: when first used.
-    from django_grip import publish as grip_publish  # type: ignore[import-untyped]
-    from gripcontrol import HttpStreamFormat  # type: ignore[import-untyped]
-
-    content = encode_event(event_type.replace("%", "%%"), data.replace("%", "%%"), "%I")
-    grip_publish(
-        f"events-{quote(channel)}",
-        HttpStreamFormat(content, content_filters=["build-id"]),
-        id=str(event_id),
-        prev_id=str(event_id - 1),
-        meta={},
-    )
 
 
 def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:

@@ -17,18 +17,18 @@ from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError
 from django_eventstream.utils import add_default_headers, sse_error_response
-from django_eventstream.views import events as eventstream_events
 
 from answers.sse import replay, stream
 from answers.sse.channels import Admitted, channel_for, stream_redaction, stream_refusal
+from answers.sse.grip import grip_response
 
 
 async def answer_events(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBase:
     """SSE stream of one answer. Access is checked here, so a stranger gets a plain JSON 401/404.
 
     Who asks is decided as on the API (answers.auth: a token first, else the session). The stream itself
-    is answers.sse.stream.stream; a request through a GRIP proxy (Pushpin) gets
-    django-eventstream's immediate GRIP response instead.
+    is answers.sse.stream.stream; a request through a GRIP proxy (Pushpin) gets an immediate
+    GRIP response made for its reader instead (answers.sse.grip).
     """
     refused = method_refusal(request)
     if refused is not None:
@@ -65,24 +65,22 @@ def _open_stream(
     request: HttpRequest, answer_id: uuid.UUID
 ) -> tuple[EventRequest, Admitted, EventResponse | None] | HttpResponseBase:
     """Authenticate, check access, parse the stream request and read the store once (one connection)."""
-    grip = getattr(request, "grip", None)
-    proxied = grip is not None and grip.proxied
+    grip_request = getattr(request, "grip", None)
+    proxied = grip_request is not None and grip_request.proxied
     problem = resume_problem(request, proxied=proxied)
     if problem is not None:
         return JsonResponse({"detail": problem}, status=400)
     if proxied and request.GET.get("es-meta"):
-        # Pushpin catching a held stream up: it sends no credentials, only the `es-meta` token
-        # django-eventstream signed (SECRET_KEY) when the stream opened; that names the user,
-        # whose access to the channel django-eventstream asks the channel manager (stream_access).
-        linked: HttpResponseBase = eventstream_events(request, channels=[channel_for(answer_id)])
-        return linked
+        # Pushpin recovering a held stream, or paging its replay: it sends no credentials, only
+        # the `es-meta` token django-eventstream signed (SECRET_KEY) when the stream opened, which
+        # names the user; answers.sse.grip checks that user's access and redacts for them.
+        return grip_response(request, answer_id)
     refused = stream_refusal(request, answer_id)
     if refused is not None:
         return refused
+    if proxied:
+        return grip_response(request, answer_id)
     channels = [channel_for(answer_id)]
-    if grip is not None and grip.proxied:
-        response: HttpResponseBase = eventstream_events(request, channels=channels)
-        return response
     try:
         event_request = EventRequest(request, view_kwargs={"channels": channels})
     except EventRequest.ResumeNotAllowedError as exc:

@@ -8,11 +8,12 @@ import logging
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.db.models.signals import post_delete, post_save
 from django.test import override_settings
 
 from answers.content.indexing import reindex
 from answers.models import Chunk, ChunkEmbedding, Document
-from tests.example_site.articles.models import Article
+from tests.example_site.articles.models import Article, Category
 from tests.fixtures.embeddings_server import StubEmbeddingsServer, embeddings_settings
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +167,37 @@ def test_an_embeddings_outage_during_a_save_is_caught_up_by_reindex(django_captu
         assert report.embeddings is not None
         assert report.embeddings.problem is None
         assert ChunkEmbedding.objects.filter(chunk__in=chunks).count() == chunks.count()
+
+
+def test_an_edit_replaces_the_chunks_and_their_vectors(django_capture_on_commit_callbacks):
+    if connection.vendor != "sqlite":
+        pytest.skip("vectors on PostgreSQL need pgvector (tests/integration/test_dense_pgvector.py)")
+    with StubEmbeddingsServer() as server, override_settings(**embeddings_settings(server)):
+        with django_capture_on_commit_callbacks(execute=True):
+            article = Article.objects.create(
+                title="Pond care",
+                slug="pond",
+                published=True,
+                body="Ponds need shade and oxygenating plants.",
+            )
+        old = set(Chunk.objects.filter(document=document_of(article)).values_list("id", flat=True))
+        assert ChunkEmbedding.objects.filter(chunk_id__in=old).count() == len(old)
+
+        article.body = "# Ponds\n\nA pond wants a pump in summer.\n\n# Frogs\n\nFrogs spawn in March."
+        with django_capture_on_commit_callbacks(execute=True):
+            article.save()
+
+        chunks = Chunk.objects.filter(document=document_of(article))
+        assert [c.heading for c in chunks] == ["Ponds", "Frogs"]
+        assert not Chunk.objects.filter(id__in=old).exists()
+        assert not ChunkEmbedding.objects.filter(chunk_id__in=old).exists()
+        # The new chunks got their vectors as the save committed.
+        assert ChunkEmbedding.objects.filter(chunk__in=chunks).count() == 2
+
+
+def test_only_registered_models_have_save_and_delete_receivers(site):
+    assert post_save.has_listeners(Article)
+    assert post_delete.has_listeners(Article)
+    # Any other model keeps Django's fast delete (no delete receiver: rows are not read first).
+    assert not post_delete.has_listeners(Category)
+    assert not post_delete.has_listeners(Chunk)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
@@ -30,7 +31,7 @@ import httpx
 import pytest
 
 from tests.fixtures.live_events import assert_live_events, events_of
-from tests.fixtures.live_server import LiveServer, corpus, daphne, free_port, running_server
+from tests.fixtures.live_server import LiveServer, corpus, daphne, free_port, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.pushpin import Pushpin, running_pushpin
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, read_stream, wait_until_finished
@@ -310,6 +311,89 @@ async def test_a_signed_in_askers_stream_survives_pushpin_recovering(
 
     assert stream.delta_text == "".join(pieces)
     assert stream.types[-1] == "done"
+
+
+def _shell(live: Deployment, code: str) -> None:
+    """Run `code` in `manage.py shell` against the deployment's database (as the site's admin would)."""
+    manage(["shell", "-c", code], env=live.server.env)
+
+
+def _withheld(references: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [ref for ref in references if ref.get("withheld")]
+
+
+async def test_a_source_its_reader_may_no_longer_read_is_withheld_through_pushpin(
+    live: Deployment, stub: StubOpenAIServer
+) -> None:
+    """Alice's answer cites a document that becomes staff-only while it is written. Through Pushpin,
+    as straight from daphne, she then sees that source as `{"number", "withheld": true}`: in the
+    events still to come (their publishes carry no source; Pushpin fetches each from Django for her),
+    and in every replay. Staff still read it whole."""
+    key = f"https://example.org/walrus-{secrets.token_hex(3)}"
+    title = "Walrus haul-out notes"
+    _shell(
+        live,
+        "from answers.content.storage import document_upsert; "
+        f"document_upsert(key={key!r}, title={title!r}, "
+        "body='Walrus haul-out notes: walruses haul out on sea ice between feeding dives.')",
+    )
+    gate = threading.Event()
+    pieces = ["Walruses haul out ", "on sea ice [1]."]
+    stub.enqueue(Reply(pieces=pieces, gate=gate, delay_s=0.2))
+    alice, staff = live.server.auth("alice"), live.server.auth("staff")
+    async with live.client() as client:
+        accepted = await ask(client, "Walrus haul-out notes: where do walruses haul out?", headers=alice)
+        url = accepted["events_url"]
+
+        def on_event(event: Any) -> None:
+            if event.type == "references":
+                # Her stream is held by Pushpin; the source moves to staff-only before it is cited.
+                _shell(
+                    live,
+                    f"from answers.models import Document; Document.objects.filter(key={key!r})"
+                    ".update(access='staff')",
+                )
+                gate.set()
+
+        held = await read_stream(client, url, headers=alice, on_event=on_event)
+        replayed = await read_stream(client, url, headers=alice)
+        resumed = await read_stream(
+            client, url.split("?")[0], headers={**alice, "Last-Event-ID": held.events[0].id}
+        )
+        whole = await read_stream(client, url, headers=staff)
+        # Its stored events trimmed (manage.py trim_events), the stream replays from the record.
+        _shell(
+            live,
+            "from django_eventstream.models import Event; "
+            f"Event.objects.filter(channel='answer-{accepted['id']}').delete()",
+        )
+        recorded = await read_stream(client, url, headers=alice)
+
+    assert held.delta_text == "".join(pieces)
+    # What she got before the move was hers to read; nothing after it names the source.
+    assert held.events[0].data["references"][0]["title"] == title
+    after = [e for e in held.events[1:] if e.type in ("cite", "done")]
+    assert [e.type for e in after] == ["cite", "done"]
+    assert after[0].data["reference"] == {"number": 1, "withheld": True}
+    assert _withheld(after[1].data["references"]) == [{"number": 1, "withheld": True}]
+    assert all(title not in json.dumps(e.data) for e in after)
+    assert any("recover=true" in line for line in live.events_requests(accepted["id"])), (
+        "Pushpin did not fetch the withheld events from Django"
+    )
+    # Every replay for her, from the start or resumed, withholds it too; the ids are the stored ones.
+    for stream in (replayed, resumed):
+        assert stream.types[-1] == "done"
+        assert title not in json.dumps([e.data for e in stream.events])
+        assert all(_withheld(e.data["references"]) for e in stream.events if "references" in e.data)
+    assert [e.id for e in resumed.events] == [e.id for e in replayed.events[1:]]
+    assert [e.id for e in replayed.events] == [e.id for e in held.events]
+    assert recorded.types == ["references", "done"]
+    assert recorded.events[-1].id == held.events[-1].id
+    assert title not in json.dumps([e.data for e in recorded.events])
+    assert all(_withheld(e.data["references"]) for e in recorded.events)
+    # Staff read every source of the answers they may read.
+    assert whole.of("done")[0].data["references"][0]["title"] == title
+    assert not _withheld(whole.of("done")[0].data["references"])
 
 
 async def test_a_direct_request_with_a_forged_grip_signature_is_not_treated_as_proxied(

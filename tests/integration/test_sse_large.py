@@ -15,7 +15,7 @@ import django_grip
 import pytest
 from django_eventstream.utils import publish_event, sse_encode_event
 
-from answers.sse.publish import publish_to_grip
+from answers.sse.grip import publish_whole
 from answers.sse.stream import encode_event
 from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer
@@ -118,7 +118,7 @@ def test_the_grip_proxy_gets_the_message_django_eventstream_would_send(monkeypat
     monkeypatch.setattr(django_grip, "publish", record)
 
     publish_event("answer-1f0e", "delta", data, "7", "6")
-    publish_to_grip("answer-1f0e", "delta", data, 7)
+    publish_whole("answer-1f0e", "delta", data, 7)
 
     assert len(sent) == 2
     assert sent[1] == sent[0]
