@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 from urllib.parse import quote
 
+import django_grip  # type: ignore[import-untyped]
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
@@ -34,7 +35,7 @@ from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.eventstream import EventPermissionError
 from django_eventstream.utils import add_default_headers, sse_error_response
-from django_grip import publish as grip_publish  # type: ignore[import-untyped]
+from django_grip import publish as grip_publish
 from gripcontrol import HttpStreamFormat  # type: ignore[import-untyped]
 
 from answers import selectors
@@ -140,7 +141,7 @@ def publish_whole(channel: str, event_type: str, data: str, event_id: int) -> No
     text is written as answers.sse.stream.encode_event writes it.
     """
     content = stream.encode_event(event_type.replace("%", "%%"), data.replace("%", "%%"), "%I")
-    grip_publish(
+    django_grip.publish(  # looked up when called, as django-eventstream's publish_event does
         f"events-{quote(channel)}",
         HttpStreamFormat(content, content_filters=["build-id"]),
         id=str(event_id),
