@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError
@@ -34,6 +34,7 @@ from answers.conf import conf
 from answers.conversations.services import Asker, TurnPlan, turn_plan
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
+from answers.pipeline.keys import Idempotency
 from answers.pipeline.publisher import Deltas, Publisher
 from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates, strip_controls
 from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
@@ -42,9 +43,6 @@ from answers.providers.registry import get_provider
 from answers.retrieval.access import Reader, reader_for_id
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.types import Retrieval
-
-if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports store.py
-    from answers.pipeline.idempotency import Idempotency
 
 logger = logging.getLogger(__name__)
 
