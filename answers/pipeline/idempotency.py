@@ -20,6 +20,7 @@ from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.keys import Idempotency
 from answers.pipeline.publisher import Publisher
+from answers.pipeline.store import run_db
 from answers.providers.base import Provider
 
 
@@ -102,4 +103,4 @@ async def _wait_finished(answer: Answer) -> Answer:
             await asyncio.sleep(0.2)
         answer = await sync_to_async(Answer.objects.get)(id=answer.id)
     # As the JSON path returns an answer: with its sources.
-    return await flow.run_db(selectors.answer_trail_get, answer_id=answer.id) or answer
+    return await run_db(selectors.answer_trail_get, answer_id=answer.id) or answer

@@ -4,15 +4,15 @@ and the support record computed after `done`."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from answers import metrics, selectors
+from answers import db, metrics, selectors
 from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
@@ -49,6 +49,13 @@ _COMPLETED_FIELDS = [
 
 STALE_MESSAGE = "The answer was interrupted: the server writing it stopped."
 DELETED_MESSAGE = "The answer was deleted while it was being written."
+
+T = TypeVar("T")
+
+
+async def run_db(fn: Callable[..., T], **kwargs: Any) -> T:
+    """A pipeline step's database work: a few at a time per process, connection given back after."""
+    return await db.run_db(fn, gate="pipeline", size=conf.PIPELINE_DB_WORKERS, **kwargs)
 
 
 class AnswerDeleted(Exception):
