@@ -17,28 +17,6 @@ class _YesNoFilter(admin.SimpleListFilter):
         return [("yes", "Yes"), ("no", "No")]
 
 
-class HasDroppedFilter(_YesNoFilter):
-    title = "has dropped sources"
-    parameter_name = "dropped"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() == "yes":
-            return queryset.filter(dropped_count__gt=0)
-        if self.value() == "no":
-            return queryset.filter(dropped_count=0)
-        return None
-
-
-class RenumberedFilter(_YesNoFilter):
-    title = "renumbered"
-    parameter_name = "renumbered"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(renumbered=self.value() == "yes")
-        return None
-
-
 class _RecordedFilter(_YesNoFilter):
     """Whether the trail's list field `parameter_name` recorded anything."""
 
@@ -61,8 +39,9 @@ class HasNormalizedFilter(_RecordedFilter):
     parameter_name = "normalized"
 
 
-class _AnnotatedYesNoFilter(_YesNoFilter):
-    """Yes/no on a boolean annotation of answer_list_annotate named `parameter_name`."""
+class _BooleanFilter(_YesNoFilter):
+    """Yes/no on the boolean field, or annotation of answer_list_annotate, named `parameter_name`
+    (a null one is in neither)."""
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         if self.value() in ("yes", "no"):
@@ -70,20 +49,25 @@ class _AnnotatedYesNoFilter(_YesNoFilter):
         return None
 
 
-class ReaderUnhelpfulFilter(_AnnotatedYesNoFilter):
+class RenumberedFilter(_BooleanFilter):
+    title = "renumbered"
+    parameter_name = "renumbered"
+
+
+class ReaderUnhelpfulFilter(_BooleanFilter):
     title = "reader said unhelpful"
     parameter_name = "reader_unhelpful"
 
 
-class ReaderFlaggedFilter(_AnnotatedYesNoFilter):
+class ReaderFlaggedFilter(_BooleanFilter):
     title = "reader flagged a source"
     parameter_name = "reader_flagged"
 
 
-class _SupportCountFilter(_YesNoFilter):
-    """Whether the support record counted any sentence of a kind (`parameter_name`'s stored count).
+class _CountFilter(_YesNoFilter):
+    """Whether a count (`count_field`: stored, or annotated by answer_list_annotate) is above zero.
 
-    Answers whose record is not computed (null) are in neither "yes" nor "no".
+    Answers whose count is null (a support record not computed) are in neither "yes" nor "no".
     """
 
     count_field = ""
@@ -96,19 +80,25 @@ class _SupportCountFilter(_YesNoFilter):
         return None
 
 
-class UnsupportedFilter(_SupportCountFilter):
+class HasDroppedFilter(_CountFilter):
+    title = "has dropped sources"
+    parameter_name = "dropped"
+    count_field = "dropped_count"
+
+
+class UnsupportedFilter(_CountFilter):
     title = "unsupported citations"
     parameter_name = "unsupported"
     count_field = "unsupported_count"
 
 
-class GroundedUncitedFilter(_SupportCountFilter):
+class GroundedUncitedFilter(_CountFilter):
     title = "grounded but uncited"
     parameter_name = "grounded_uncited"
     count_field = "grounded_uncited_count"
 
 
-class MayNotAddressFilter(_YesNoFilter):
+class MayNotAddressFilter(_BooleanFilter):
     """The coverage record's flag: the cited sources miss a key term of the question.
 
     Answers whose record is not computed (null) are in neither "yes" nor "no".
@@ -116,11 +106,6 @@ class MayNotAddressFilter(_YesNoFilter):
 
     title = "may not address the question"
     parameter_name = "may_not_address"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(may_not_address=self.value() == "yes")
-        return None
 
 
 class VerdictFilter(admin.SimpleListFilter):
