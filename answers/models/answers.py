@@ -10,9 +10,9 @@ from django.db.models import Q
 from django.urls import reverse
 
 from answers.citations import trail
+from answers.failures import ErrorKind as AnswerErrorKind
 from answers.models.conversations import Conversation
 from answers.models.documents import Document
-from answers.providers.base import ErrorKind as AnswerErrorKind
 
 
 class Answer(models.Model):
@@ -31,7 +31,7 @@ class Answer(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    # The providers' vocabulary (answers.providers.base.ErrorKind), as choices (the functional
+    # The providers' and the pipeline's vocabulary (answers.failures.ErrorKind), as choices (the functional
     # API, which the stubs do not know).
     ErrorKind = models.TextChoices(  # type: ignore[call-overload]
         "ErrorKind", [(kind.name, (kind.value, kind.label)) for kind in AnswerErrorKind]

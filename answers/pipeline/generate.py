@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError
 
 from answers.conf import conf
+from answers.failures import ErrorKind
 from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
 from answers.pipeline.store import run_db
 from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates, strip_controls
-from answers.providers.base import ErrorKind, Generation, Provider, ProviderError
+from answers.providers.base import Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt
 
 logger = logging.getLogger(__name__)

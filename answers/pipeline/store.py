@@ -17,9 +17,10 @@ from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
 from answers.conversations.services import TurnInFlight, TurnPlan, turn_claim
+from answers.failures import ErrorKind
 from answers.models import Answer, AnswerSource
 from answers.pipeline.keys import Idempotency
-from answers.providers.base import ErrorKind, Provider
+from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
 from answers.rendering import render_answer_html
 from answers.retrieval.types import Retrieval, RetrievedSource
