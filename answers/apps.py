@@ -1,13 +1,13 @@
-"""App configuration: registers the checks and refuses to start on a bad provider name."""
+"""App configuration: registers the checks and refuses to start on a provider that does not load."""
 
 from __future__ import annotations
 
 from django.apps import AppConfig
-from django.core.exceptions import ImproperlyConfigured
 
 from answers import checks  # noqa: F401  (registers the checks)
 from answers.conf import PROVIDERS, conf
 from answers.content import registry
+from answers.plugins import plugin_class
 from answers.sse.fanout import install_redis_listener
 
 
@@ -27,8 +27,7 @@ class AnswersConfig(AppConfig):
 
         indexing.connect()
 
-        # Servers such as daphne run no system checks: fail at startup anyway.
+        # Servers such as daphne run no system checks: fail at startup anyway (a built-in's
+        # client is imported when first used, a dotted path's class now).
         if conf.PROVIDER not in PROVIDERS:
-            raise ImproperlyConfigured(
-                f"ANSWERS_PROVIDER is {conf.PROVIDER!r}; use one of: {', '.join(PROVIDERS)}."
-            )
+            plugin_class("ANSWERS_PROVIDER", conf.PROVIDER, PROVIDERS)

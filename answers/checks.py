@@ -8,16 +8,16 @@ import os
 import re
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
-from django.utils.module_loading import import_string
 
 from answers.citations.normalize import DIALECTS
 from answers.citations.trail import compute_trail
-from answers.conf import EMBEDDINGS, NO_SOURCES, PROVIDERS, SUPPORT_METHODS, conf
+from answers.conf import EMBEDDINGS, NO_SOURCES, PROVIDERS, RERANKERS, SUPPORT_METHODS, conf
+from answers.plugins import plugin_problem
 
 # A bearer token: printable ASCII, no spaces (RFC 6750 allows fewer characters still).
 _TOKEN = re.compile(r"[!-~]+")
@@ -26,15 +26,7 @@ _RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
 @register()
 def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> list[CheckMessage]:
-    errors: list[CheckMessage] = []
-    if conf.PROVIDER not in PROVIDERS:
-        errors.append(
-            Error(
-                f"ANSWERS_PROVIDER is {conf.PROVIDER!r}, which is not a known provider.",
-                hint=f"Use one of: {', '.join(PROVIDERS)}.",
-                id="answers.E001",
-            )
-        )
+    errors: list[CheckMessage] = _check_plugins()
     if conf.MAX_SOURCES < 1:
         errors.append(Error("ANSWERS_MAX_SOURCES must be at least 1.", id="answers.E002"))
     if not 0.0 <= conf.MIN_SCORE <= 1.0:
@@ -70,17 +62,6 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         )
     if conf.EXTRACTIVE_DELAY_MS < 0:
         errors.append(Error("ANSWERS_EXTRACTIVE_DELAY_MS must not be negative.", id="answers.E006"))
-    if conf.RERANKER not in ("lexical", "none"):
-        try:
-            import_string(conf.RERANKER)
-        except ImportError as exc:
-            errors.append(
-                Error(
-                    f"ANSWERS_RERANKER is {conf.RERANKER!r}, which cannot be imported: {exc}",
-                    hint='Use "lexical", "none" or the dotted path of a Reranker class.',
-                    id="answers.E007",
-                )
-            )
     if conf.STALE_AFTER <= 0:
         errors.append(Error("ANSWERS_STALE_AFTER must be a positive number of seconds.", id="answers.E008"))
     if conf.SHUTDOWN_GRACE < 0:
@@ -180,19 +161,52 @@ def _check_conversations() -> list[CheckMessage]:
     return errors
 
 
-def _check_support() -> list[CheckMessage]:
+class _PluginSetting(NamedTuple):
+    """A plug-in setting (answers.plugins), what its class needs, and its two check ids."""
+
+    setting: str
+    value: str
+    builtins: dict[str, str]
+    kind: str
+    needs: tuple[str, ...]
+    not_loaded: str  # names no built-in and no importable class
+    wrong_shape: str  # names something without what the pipeline calls on it
+
+
+def _plugin_settings() -> list[_PluginSetting]:
+    return [
+        _PluginSetting(
+            "ANSWERS_PROVIDER", conf.PROVIDER, PROVIDERS, "Provider", ("from_settings", "stream"),
+            not_loaded="answers.E001", wrong_shape="answers.E047",
+        ),
+        _PluginSetting(
+            "ANSWERS_RERANKER", conf.RERANKER, RERANKERS, "Reranker", ("score",),
+            not_loaded="answers.E007", wrong_shape="answers.E048",
+        ),
+        _PluginSetting(
+            "ANSWERS_SUPPORT_METHOD", conf.SUPPORT_METHOD, SUPPORT_METHODS, "SupportMethod", ("scores",),
+            not_loaded="answers.E015", wrong_shape="answers.E049",
+        ),
+    ]  # fmt: skip
+
+
+def _check_plugins() -> list[CheckMessage]:
     errors: list[CheckMessage] = []
-    if conf.SUPPORT_METHOD not in SUPPORT_METHODS:
-        try:
-            import_string(conf.SUPPORT_METHOD)
-        except ImportError as exc:
+    for plugin in _plugin_settings():
+        problem = plugin_problem(plugin.value, plugin.builtins, needs=plugin.needs)
+        if problem is not None:
             errors.append(
                 Error(
-                    f"ANSWERS_SUPPORT_METHOD is {conf.SUPPORT_METHOD!r}, which cannot be imported: {exc}",
-                    hint=f"Use {' or '.join(map(repr, SUPPORT_METHODS))} or a support method's dotted path.",
-                    id="answers.E015",
+                    f"{plugin.setting} is {plugin.value!r}, which {problem.message}.",
+                    hint=f"Use one of: {', '.join(plugin.builtins)}, or a {plugin.kind} class's dotted path.",
+                    id=plugin.wrong_shape if problem.loads else plugin.not_loaded,
                 )
             )
+    return errors
+
+
+def _check_support() -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
     if not 0.0 <= conf.SUPPORT_MIN <= 1.0:
         errors.append(Error("ANSWERS_SUPPORT_MIN must be between 0 and 1.", id="answers.E016"))
     return errors

@@ -6,14 +6,22 @@ from django.conf import settings
 
 from answers.citations.normalize import DIALECTS
 
-# The providers ANSWERS_PROVIDER may name, each a class with from_settings() (heavy clients are
-# imported only when chosen).
+# The built-in plug-ins (answers.plugins): the names each setting may use for a class's dotted
+# path, which it may also give itself. Providers are built with from_settings(conf), rerankers
+# and support methods with no argument; heavy clients are imported only when chosen.
 PROVIDERS = {
     "extractive": "answers.providers.extractive.ExtractiveProvider",
     "openai": "answers.providers.openai_provider.OpenAIProvider",
     "anthropic": "answers.providers.anthropic_provider.AnthropicProvider",
 }
-SUPPORT_METHODS = ("lexical", "judge")  # or a dotted path (answers.support.methods.SupportMethod)
+RERANKERS = {
+    "lexical": "answers.retrieval.rerank.LexicalReranker",
+    "none": "answers.retrieval.rerank.LexicalOnlyReranker",
+}
+SUPPORT_METHODS = {
+    "lexical": "answers.support.methods.LexicalMethod",
+    "judge": "answers.support.judge.JudgeMethod",
+}
 EMBEDDINGS = ("none", "openai")
 # The lowest threshold at which >= 90 % of the labeled off-topic questions retrieve nothing
 # (bench/relevance_labeled.jsonl, curve in bench/RESULTS_relevance.md); see README "Relevance".
@@ -27,6 +35,7 @@ class AnswersSettings:
 
     @property
     def PROVIDER(self) -> str:
+        """ "extractive" (default), "openai", "anthropic", or a Provider class's dotted path (PROVIDERS)."""
         return str(getattr(settings, "ANSWERS_PROVIDER", "extractive"))
 
     @property
@@ -39,7 +48,7 @@ class AnswersSettings:
 
     @property
     def RERANKER(self) -> str:
-        """ "lexical" (default), "none" (lexical score only), or a dotted path to a Reranker class."""
+        """ "lexical" (default), "none" (lexical score only), or a Reranker's dotted path (RERANKERS)."""
         return str(getattr(settings, "ANSWERS_RERANKER", "lexical") or "lexical")
 
     @property
@@ -154,7 +163,7 @@ class AnswersSettings:
 
     @property
     def SUPPORT_METHOD(self) -> str:
-        """ "lexical" (default), "judge", or a dotted path to a SupportMethod class."""
+        """ "lexical" (default), "judge", or a SupportMethod class's dotted path (SUPPORT_METHODS)."""
         return str(getattr(settings, "ANSWERS_SUPPORT_METHOD", "lexical") or "lexical")
 
     @property

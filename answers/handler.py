@@ -11,7 +11,7 @@ still run one at a time (each is awaited). ANSWERS_REQUEST_THREADS=0 keeps Djang
 Nothing here keeps thread-local state from one synchronous call of a request to the next:
 no transaction spans two (no ATOMIC_REQUESTS), and each thread's database connection is its
 own, closed as Django closes them (CONN_MAX_AGE) or handed back to the pool. Tasks that
-outlive their request run in a fresh context (answers.pipeline.flow, answers.pipeline.support).
+outlive their request run in a fresh context (answers.pipeline.flow and generate, answers.pipeline.support).
 """
 
 from __future__ import annotations

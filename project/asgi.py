@@ -1,6 +1,6 @@
 """ASGI entry point: serves the pages, the API and the SSE streams.
 
-`ServerLifecycle` reaps answers a dead process left in flight when the server
+`ServerLifecycle` (answers.server) reaps answers a dead process left in flight when the server
 starts, and lets in-flight answers finish (or fails them) when it stops.
 """
 
@@ -12,7 +12,7 @@ from answers.handler import get_asgi_application
 
 django_application = get_asgi_application()
 
-from answers.pipeline.lifecycle import ServerLifecycle, freeze_startup_heap  # noqa: E402  (needs the settings configured above)
+from answers.server import ServerLifecycle, freeze_startup_heap  # noqa: E402  (needs the settings configured above)
 
 application = ServerLifecycle(django_application)
 freeze_startup_heap()

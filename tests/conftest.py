@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.fixtures.embeddings_server",
     "tests.fixtures.pgvector",
     "tests.fixtures.conversations",
+    "tests.fixtures.reviewers",
 ]
 
 # The example site (tests/example_site) is its own Django project: its tests run in a session of

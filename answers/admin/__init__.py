@@ -1,6 +1,6 @@
 """The QA admin: every model's admin page is registered here, so Django's autodiscover finds them all.
 
-- `answers`: the answer list and the read-only answer page (its trail panels in `trail`).
+- `answers`: the answer list and the read-only answer page (its panels in `panels/`, one module each).
 - `reviews`: reviewers' verdicts, the only thing they write (a review resolves readers' feedback).
 - `feedback`: readers' feedback, read-only; reviewers may mark it resolved.
 - `documents`: the site's content, read-only.

@@ -2,7 +2,7 @@
 
 The answer page shows what the pipeline stored (Answer.markers, AnswerSource
 rows) and decides nothing itself; its panels are templates in
-templates/admin/answers/answer/trail/, fed by answers.admin.trail.
+templates/admin/answers/answer/trail/, fed by answers.admin.panels (one module a panel).
 """
 
 from __future__ import annotations
@@ -19,9 +19,25 @@ from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
 from answers.admin.conversations import FollowUpFilter, conversation_panel
+from answers.admin.filters import (
+    GroundedUncitedFilter,
+    HasDroppedFilter,
+    HasNormalizedFilter,
+    HasStrippedFilter,
+    MayNotAddressFilter,
+    ReaderFlaggedFilter,
+    ReaderUnhelpfulFilter,
+    RenumberedFilter,
+    UnsupportedFilter,
+    VerdictFilter,
+)
 from answers.admin.health import EMPTY, health_view, number
+from answers.admin.panels.coverage import coverage_panel
+from answers.admin.panels.dense import dense_panel
+from answers.admin.panels.sources import source_rows
+from answers.admin.panels.support import support_panel
+from answers.admin.panels.trail import trail_panels
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
-from answers.admin.trail import coverage_panel, dense_panel, source_rows, support_panel, trail_panels
 from answers.models import Answer, AnswerSource, Review
 from answers.selectors import answer_done_payload, may_read_trails, parse_answer_id
 
@@ -45,140 +61,6 @@ def _sources(answer: Answer) -> list[AnswerSource]:
 
 def _panel(name: str, **context: Any) -> SafeString:
     return render_to_string(PANELS + name, context)
-
-
-# --- List filters -------------------------------------------------------------------------------
-
-
-class _YesNoFilter(admin.SimpleListFilter):
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("yes", "Yes"), ("no", "No")]
-
-
-class HasDroppedFilter(_YesNoFilter):
-    title = "has dropped sources"
-    parameter_name = "dropped"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() == "yes":
-            return queryset.filter(dropped_count__gt=0)
-        if self.value() == "no":
-            return queryset.filter(dropped_count=0)
-        return None
-
-
-class RenumberedFilter(_YesNoFilter):
-    title = "renumbered"
-    parameter_name = "renumbered"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(renumbered=self.value() == "yes")
-        return None
-
-
-class _RecordedFilter(_YesNoFilter):
-    """Whether the trail's list field `parameter_name` recorded anything."""
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        empty: dict[str, list[object]] = {str(self.parameter_name): []}
-        if self.value() == "yes":
-            return queryset.exclude(**empty)
-        if self.value() == "no":
-            return queryset.filter(**empty)
-        return None
-
-
-class HasStrippedFilter(_RecordedFilter):
-    title = "has stripped markers"
-    parameter_name = "stripped"
-
-
-class HasNormalizedFilter(_RecordedFilter):
-    title = "normalized markers"
-    parameter_name = "normalized"
-
-
-class _AnnotatedYesNoFilter(_YesNoFilter):
-    """Yes/no on a boolean annotation of answer_list_annotate named `parameter_name`."""
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(**{str(self.parameter_name): self.value() == "yes"})
-        return None
-
-
-class ReaderUnhelpfulFilter(_AnnotatedYesNoFilter):
-    title = "reader said unhelpful"
-    parameter_name = "reader_unhelpful"
-
-
-class ReaderFlaggedFilter(_AnnotatedYesNoFilter):
-    title = "reader flagged a source"
-    parameter_name = "reader_flagged"
-
-
-class _SupportCountFilter(_YesNoFilter):
-    """Whether the support record counted any sentence of a kind (`parameter_name`'s stored count).
-
-    Answers whose record is not computed (null) are in neither "yes" nor "no".
-    """
-
-    count_field = ""
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() == "yes":
-            return queryset.filter(**{f"{self.count_field}__gt": 0})
-        if self.value() == "no":
-            return queryset.filter(**{self.count_field: 0})
-        return None
-
-
-class UnsupportedFilter(_SupportCountFilter):
-    title = "unsupported citations"
-    parameter_name = "unsupported"
-    count_field = "unsupported_count"
-
-
-class GroundedUncitedFilter(_SupportCountFilter):
-    title = "grounded but uncited"
-    parameter_name = "grounded_uncited"
-    count_field = "grounded_uncited_count"
-
-
-class MayNotAddressFilter(_YesNoFilter):
-    """The coverage record's flag: the cited sources miss a key term of the question.
-
-    Answers whose record is not computed (null) are in neither "yes" nor "no".
-    """
-
-    title = "may not address the question"
-    parameter_name = "may_not_address"
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        if self.value() in ("yes", "no"):
-            return queryset.filter(may_not_address=self.value() == "yes")
-        return None
-
-
-class VerdictFilter(admin.SimpleListFilter):
-    title = "latest review verdict"
-    parameter_name = "verdict"
-    UNREVIEWED = "unreviewed"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            (self.UNREVIEWED, "Unreviewed"),
-            *((str(v), str(label)) for v, label in Review.Verdict.choices),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        value = self.value()
-        if value == self.UNREVIEWED:
-            return queryset.filter(latest_verdict__isnull=True)
-        if value in Review.Verdict.values:
-            return queryset.filter(latest_verdict=value)
-        return None
 
 
 # --- Answers: the audit record, read-only ------------------------------------------------------

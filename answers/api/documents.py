@@ -23,9 +23,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from answers.api.fields import StrictCharField
 from answers.api.parsers import JSONParser
 from answers.api.schema import SOME_TEXT, errors
-from answers.api.serializers import StrictCharField
 from answers.conf import conf
 from answers.content.storage import document_access, document_delete, document_store
 from answers.content.validation import (

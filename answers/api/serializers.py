@@ -7,66 +7,20 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from answers.api.fields import (
+    QuestionField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictUUIDField,
+)
 from answers.citations.trail import MarkerOutcome
 from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
-from answers.questions import NO_VISIBLE_CHARACTER, VISIBLE, has_visible_character
+from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
 from answers.retrieval.access import NOTHING_WITHHELD, Redaction
-from answers.selectors import answer_quotes, answer_references, parse_answer_id
+from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
-
-
-class StrictCharField(serializers.CharField):
-    """A string, and only a string: DRF's CharField would accept 42 as "42"."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """true or false, and only that: DRF's BooleanField would accept "yes" or 1."""
-
-    default_error_messages = {"invalid": "Must be true or false."}
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """An integer, and only a JSON integer: DRF's IntegerField would accept "2", 2.0 or true."""
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return int(super().to_internal_value(data))
-
-
-@extend_schema_field(
-    {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": conf.MAX_QUESTION_LENGTH,
-        # A visible character (answers/questions.py), and no NUL (no database stores it).
-        "pattern": rf"^[^\x00]*{VISIBLE}[^\x00]*$",
-        # What the API docs' "Try it out" fills in (without it, a string generated from the pattern).
-        "example": "How does the with statement work?",
-    }
-)
-class QuestionField(StrictCharField):
-    """The question: what the schema documents is exactly what is accepted."""
-
-
-class StrictUUIDField(serializers.UUIDField):
-    """A UUID in its one form (lowercase, with hyphens), and only a string."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if not isinstance(data, str) or parse_answer_id(data) is None:
-            self.fail("invalid", value=data)
-        return super().to_internal_value(data)
 
 
 class AskInputSerializer(serializers.Serializer[Any]):

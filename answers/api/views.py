@@ -57,7 +57,8 @@ from answers.conversations.services import (
 )
 from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, feedback_create
 from answers.models import Answer
-from answers.pipeline.idempotency import Idempotency, IdempotencyConflict, ask_once
+from answers.pipeline.idempotency import IdempotencyConflict, ask_once
+from answers.pipeline.keys import Idempotency
 from answers.pipeline.publisher import JSON
 from answers.pipeline.store import AnswerDeleted
 from answers.sse.channels import events_url

@@ -1,9 +1,11 @@
-"""Idempotency-Key: a retried request gets the answer its first attempt created, not a second one."""
+"""Idempotency-Key: a retried request gets the answer its first attempt created, not a second one.
+
+Above the flow: it calls flow.ask() and replays; the key itself (keys.py) is what the flow stores.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,7 +18,9 @@ from answers.conf import conf
 from answers.conversations.services import Asker
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle
+from answers.pipeline.keys import Idempotency
 from answers.pipeline.publisher import Publisher
+from answers.pipeline.store import run_db
 from answers.providers.base import Provider
 
 
@@ -26,30 +30,6 @@ class IdempotencyConflict(Exception):
     def __init__(self, answer_id: uuid.UUID) -> None:
         super().__init__("This Idempotency-Key was already used for a different question.")
         self.answer_id = answer_id
-
-
-@dataclass(frozen=True)
-class Idempotency:
-    """A client's Idempotency-Key, scoped to who asked: one client's keys never meet another's.
-
-    A signed-in user's keys are that user's; an anonymous client's are its session's (only
-    that client holds the session cookie), so another client sending the same key never
-    reaches, nor learns the id of, an answer it could not read already.
-    """
-
-    key: str
-    scope: str
-
-    @classmethod
-    def for_user(cls, key: str, user_id: int) -> Idempotency:
-        return cls(key=key, scope=f"user:{user_id}")
-
-    @classmethod
-    def for_session(cls, key: str, session_key: str) -> Idempotency:
-        # A digest, not the session key itself: the scope is stored with the answer (and shown
-        # in admin), and a session key is a credential.
-        digest = hashlib.sha256(session_key.encode()).hexdigest()[:40]
-        return cls(key=key, scope=f"session:{digest}")
 
 
 @dataclass(frozen=True)
@@ -123,4 +103,4 @@ async def _wait_finished(answer: Answer) -> Answer:
             await asyncio.sleep(0.2)
         answer = await sync_to_async(Answer.objects.get)(id=answer.id)
     # As the JSON path returns an answer: with its sources.
-    return await flow.run_db(selectors.answer_trail_get, answer_id=answer.id) or answer
+    return await run_db(selectors.answer_trail_get, answer_id=answer.id) or answer

@@ -4,28 +4,27 @@ and the support record computed after `done`."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from answers import metrics, selectors
+from answers import db, metrics, selectors
 from answers.citations import RULES_VERSION
 from answers.citations.trail import compute_trail, final_markers
 from answers.conf import conf
 from answers.conversations.services import TurnInFlight, TurnPlan, turn_claim
+from answers.failures import ErrorKind
 from answers.models import Answer, AnswerSource
-from answers.providers.base import ErrorKind, Provider
+from answers.pipeline.keys import Idempotency
+from answers.providers.base import Provider
 from answers.providers.prompt import Prompt
 from answers.rendering import render_answer_html
 from answers.retrieval.types import Retrieval, RetrievedSource
-from answers.sse.publish import publish_error
 from answers.support.record import summarize
-
-if TYPE_CHECKING:  # a cycle: idempotency.py imports flow.py, which imports store.py
-    from answers.pipeline.idempotency import Idempotency
 
 # What finalize decides for each source: the names of AnswerSource's fields and of the
 # trail's SourceOutcome alike, copied from one to the other and stored by store_source_outcomes.
@@ -51,6 +50,13 @@ _COMPLETED_FIELDS = [
 
 STALE_MESSAGE = "The answer was interrupted: the server writing it stopped."
 DELETED_MESSAGE = "The answer was deleted while it was being written."
+
+T = TypeVar("T")
+
+
+async def run_db(fn: Callable[..., T], **kwargs: Any) -> T:
+    """A pipeline step's database work: a few at a time per process, connection given back after."""
+    return await db.run_db(fn, gate="pipeline", size=conf.PIPELINE_DB_WORKERS, **kwargs)
 
 
 class AnswerDeleted(Exception):
@@ -360,11 +366,21 @@ def answer_support(
     return bool(updated)
 
 
-def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]:
-    """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); tell their listeners.
+@dataclass(frozen=True)
+class Reaped:
+    """An answer the reaper failed, and the delivery path (Answer.Delivery) whose listeners to tell."""
+
+    answer_id: uuid.UUID
+    delivery: str
+
+
+def answer_reap_stale(*, older_than: timedelta | None = None) -> list[Reaped]:
+    """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); return them, oldest first.
 
     A live process beats every few seconds (conf.HEARTBEAT_INTERVAL), so only
     answers whose process died, or whose loop was stuck that long, are reaped.
+    Storage only: the caller tells each one's listeners through the publisher of its
+    delivery (answers.reaper.reap_stale), since the process that ran that publisher is gone.
     """
     cutoff = timezone.now() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
     in_flight = [Answer.Status.PENDING, Answer.Status.STREAMING]
@@ -383,9 +399,6 @@ def answer_reap_stale(*, older_than: timedelta | None = None) -> list[uuid.UUID]
         )
         if not updated:
             continue  # it finished, or beat, meanwhile
-        reaped.append(answer_id)
+        reaped.append(Reaped(answer_id=answer_id, delivery=delivery))
         metrics.answer_finished(status=Answer.Status.FAILED, provider=provider, delivery=delivery)
-        # The process that ran its publisher is gone: the stored delivery says who listens.
-        if delivery == Answer.Delivery.SSE:
-            publish_error(answer_id, STALE_MESSAGE)
     return reaped

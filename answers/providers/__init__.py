@@ -5,7 +5,8 @@ Importing this package needs no Django; answers.providers.registry picks one by 
 
 from __future__ import annotations
 
-from answers.providers.base import ErrorKind, Provider, ProviderError
+from answers.failures import ErrorKind
+from answers.providers.base import Provider, ProviderError
 from answers.providers.prompt import PROMPT_VERSION, Prompt, build_prompt
 
 __all__ = [

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, cast
 import openai
 
 from answers.conf import AnswersSettings
-from answers.providers.base import ErrorKind, Generation, ProviderError
+from answers.failures import ErrorKind
+from answers.providers.base import Generation, ProviderError
 from answers.providers.prompt import Prompt
 from answers.providers.streaming import Progress, StreamingProvider
 

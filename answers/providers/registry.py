@@ -1,11 +1,10 @@
-"""Which provider answers: ANSWERS_PROVIDER names one of conf.PROVIDERS, built from the settings."""
+"""Which provider answers: ANSWERS_PROVIDER names one of conf.PROVIDERS or a class's dotted path
+(answers.plugins), built from the settings."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ImproperlyConfigured
-from django.utils.module_loading import import_string
-
 from answers.conf import PROVIDERS, conf
+from answers.plugins import plugin_class
 from answers.providers.base import Provider
 
 
@@ -16,10 +15,5 @@ def get_provider(name: str | None = None) -> Provider:
     no client exists before it is needed.
     """
     name = conf.PROVIDER if name is None else name
-    if name not in PROVIDERS:
-        raise ImproperlyConfigured(
-            f"ANSWERS_PROVIDER is {name!r}, which is not a known provider; "
-            f"use one of: {', '.join(PROVIDERS)}."
-        )
-    provider: Provider = import_string(PROVIDERS[name]).from_settings(conf)
+    provider: Provider = plugin_class("ANSWERS_PROVIDER", name, PROVIDERS).from_settings(conf)
     return provider

@@ -21,7 +21,8 @@ from types import ModuleType
 from typing import Any, Protocol, Self
 
 from answers.conf import AnswersSettings
-from answers.providers.base import ErrorKind, Generation, ProviderError
+from answers.failures import ErrorKind
+from answers.providers.base import Generation, ProviderError
 from answers.providers.prompt import Prompt
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from answers.content.validation import PUBLIC, Rule, parse_access
 from answers.models import Document
 from answers.retrieval.backends import Candidate, SearchBackend, SearchResult
 
@@ -24,8 +23,6 @@ from answers.retrieval.backends import Candidate, SearchBackend, SearchResult
 # times more, so that an asker still gets `limit` readable candidates when the best matches are
 # documents they may not read (bounded: a corpus almost wholly closed to the asker costs two searches).
 OVERFETCH = 4
-
-__all__ = ["PUBLIC", "Rule", "parse_access"]  # the rules live with the other input checks
 
 
 @dataclass(frozen=True)

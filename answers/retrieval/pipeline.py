@@ -63,16 +63,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
-from django.utils.module_loading import import_string
 
-from answers.conf import conf
+from answers.conf import RERANKERS, conf
+from answers.plugins import plugin_class
 from answers.retrieval import dense
 from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, readable_candidates
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import query_terms, subject_terms, term_weights
-from answers.retrieval.rerank import LexicalOnlyReranker, LexicalReranker, Passage, Reranker
+from answers.retrieval.rerank import Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
 
 CANDIDATE_LIMIT = 50
@@ -91,12 +91,7 @@ class Scored:
 
 def get_reranker() -> Reranker:
     """The reranker named by ANSWERS_RERANKER: "lexical" (default), "none", or a dotted class path."""
-    name = conf.RERANKER
-    if name == "lexical":
-        return LexicalReranker()
-    if name == "none":
-        return LexicalOnlyReranker()
-    reranker: Reranker = import_string(name)()
+    reranker: Reranker = plugin_class("ANSWERS_RERANKER", conf.RERANKER, RERANKERS)()
     return reranker
 
 

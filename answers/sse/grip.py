@@ -41,7 +41,7 @@ from gripcontrol import HttpStreamFormat  # type: ignore[import-untyped]
 from answers import selectors
 from answers.models import Answer
 from answers.retrieval.access import ANONYMOUS, reader_for_id, redact_event, unreadable_documents
-from answers.sse import stream
+from answers.sse import replay, stream
 from answers.sse.channels import (
     Admitted,
     answer_id_from_channel,
@@ -49,10 +49,11 @@ from answers.sse.channels import (
     stream_access,
     stream_redaction,
 )
+from answers.sse.events import CITE, DONE, REFERENCES
 
 logger = logging.getLogger(__name__)
 
-REFERENCE_EVENTS = frozenset({"references", "cite", "done"})  # the events that carry references
+REFERENCE_EVENTS = frozenset({REFERENCES, CITE, DONE})  # the events that carry references
 # The `prev-id` of a stand-in: no event has it, so Pushpin never delivers the stand-in and
 # recovers the stream from Django instead (its last id is always a stored event's number).
 RECOVER = "recover"
@@ -65,8 +66,6 @@ def grip_response(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponseBas
     or a page's is the user its `es-meta` names, admitted here. Reads the database: call it from
     a worker thread.
     """
-    from answers.sse import replay  # replay imports the publisher, which imports this module
-
     channels = [channel_for(answer_id)]
     try:
         event_request = EventRequest(request, view_kwargs={"channels": channels})

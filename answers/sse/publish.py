@@ -38,16 +38,11 @@ from answers.models import Answer
 from answers.retrieval.types import RetrievedSource
 from answers.sse import grip
 from answers.sse.channels import channel_for
+from answers.sse.events import CITE, DELTA, DONE, ERROR, REFERENCES
 from answers.sse.fanout import fanout
 from answers.sse.storage import AnswerEventStorage
 
 logger = logging.getLogger(__name__)
-
-REFERENCES = "references"
-DELTA = "delta"
-CITE = "cite"
-DONE = "done"
-ERROR = "error"
 
 # Deltas are coalesced to one per interval: with `references` and `done`, an answer stores
 # at most 10 events per second of generation (event storage cost; BENCHMARKS.md), plus

@@ -30,7 +30,7 @@ from django_eventstream.models import EventCounter
 from answers import selectors
 from answers.models import Answer
 from answers.sse.channels import Admitted, channel_for
-from answers.sse.publish import DONE, ERROR, REFERENCES
+from answers.sse.events import DONE, ERROR, REFERENCES
 from answers.sse.stream import read_events
 
 FINISHED = (Answer.Status.DONE, Answer.Status.FAILED)

@@ -14,20 +14,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.utils.module_loading import import_string
 
 from answers.citations import Marker
 from answers.citations.trail import final_markers
-from answers.conf import conf
+from answers.conf import SUPPORT_METHODS, conf
 from answers.models import Answer, AnswerSource
-from answers.providers.registry import get_provider
+from answers.plugins import plugin_class
 from answers.retrieval.query import query_terms
 from answers.support.corpus import corpus_idf
 from answers.support.coverage import coverage_record
-from answers.support.judge import JudgeMethod
 from answers.support.lexical import content_words
 from answers.support.methods import (
-    LexicalMethod,
     SupportInputs,
     SupportMethod,
     support_inputs,
@@ -39,11 +36,7 @@ from answers.support.record import SourceText
 def get_support_method(name: str | None = None) -> SupportMethod:
     """The method named by ANSWERS_SUPPORT_METHOD: "lexical", "judge" or a dotted class path."""
     name = conf.SUPPORT_METHOD if name is None else name
-    if name == "lexical":
-        return LexicalMethod()
-    if name == "judge":
-        return JudgeMethod(get_provider("openai"))
-    method: SupportMethod = import_string(name)()
+    method: SupportMethod = plugin_class("ANSWERS_SUPPORT_METHOD", name, SUPPORT_METHODS)()
     return method
 
 

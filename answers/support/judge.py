@@ -21,6 +21,7 @@ from typing import Any
 
 from answers.providers.base import Provider, ProviderError
 from answers.providers.prompt import Prompt, _neutralise, _one_line
+from answers.providers.registry import get_provider
 from answers.support.methods import SupportError, SupportInputs
 from answers.support.record import Pair
 
@@ -106,12 +107,13 @@ def parse_verdicts(text: str, pairs: Sequence[Pair]) -> dict[Pair, float]:
 
 
 class JudgeMethod:
-    """Asks `provider` (an OpenAI-compatible one) once per answer; see the module docstring."""
+    """Asks `provider` (an OpenAI-compatible one; by default the `openai` provider as the settings
+    configure it) once per answer; see the module docstring."""
 
     name = "judge"
 
-    def __init__(self, provider: Provider) -> None:
-        self.provider = provider
+    def __init__(self, provider: Provider | None = None) -> None:
+        self.provider = provider if provider is not None else get_provider("openai")
 
     async def scores(self, inputs: SupportInputs) -> dict[Pair, float]:
         if not inputs.pairs:

@@ -32,19 +32,6 @@ QA_PERMISSIONS = {
 }
 
 
-@pytest.fixture
-def qa_reviewer(django_user_model):
-    user = django_user_model.objects.create_user("reviewer", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="QA reviewers"))
-    return user
-
-
-@pytest.fixture
-def qa_client(client, qa_reviewer):
-    client.force_login(qa_reviewer)
-    return client
-
-
 def changelist_url() -> str:
     return reverse("admin:answers_answer_changelist")
 

@@ -9,7 +9,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
 
@@ -24,19 +24,6 @@ ESCAPED = (
     "&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt; "
     "&lt;/td&gt;&lt;/table&gt;"
 )
-
-
-@pytest.fixture
-def reviewer(django_user_model):
-    user = django_user_model.objects.create_user("reviewer", password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="QA reviewers"))
-    return user
-
-
-@pytest.fixture
-def qa_client(client, reviewer):
-    client.force_login(reviewer)
-    return client
 
 
 _readers = itertools.count(1)

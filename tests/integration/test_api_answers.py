@@ -11,13 +11,10 @@ from rest_framework.authtoken.models import Token
 
 from answers.models import Answer
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.api import ask
 from tests.fixtures.providers import Reply
 
 URL = "/api/answers/"
-
-
-def ask(client, question=QUESTION, **extra):
-    return client.post(URL, {"question": question, **extra}, content_type="application/json")
 
 
 @pytest.mark.django_db

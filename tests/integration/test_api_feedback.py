@@ -13,9 +13,9 @@ from django.core.cache import cache
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from answers.failures import ErrorKind
 from answers.models import Answer, AnswerSource, Feedback
 from answers.pipeline import store
-from answers.providers.base import ErrorKind
 from answers.providers.prompt import build_prompt
 from answers.retrieval.types import Retrieval
 from tests.fixtures.answers import ScriptedProvider, make_documents, sources_for

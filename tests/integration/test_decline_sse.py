@@ -4,25 +4,17 @@ the stub receives no request; the answer object, a late replay and the trail say
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
 from html import unescape
-
-import pytest
 
 from answers.conf import DECLINE_TEXT
 from tests.fixtures.live_server import LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream
+from tests.fixtures.waiting import await_until
 
 # No word of it is in the live server's corpus (zebras and quokkas).
 OFF_TOPIC = "How do zeppelins moor in Patagonia?"
-
-
-@pytest.fixture
-def live(stub_live: LiveServer) -> LiveServer:
-    return stub_live
 
 
 async def test_a_declined_answer_streams_empty_references_its_text_and_done_declined(
@@ -61,12 +53,11 @@ async def test_a_declined_answer_streams_empty_references_its_text_and_done_decl
 
 async def _trail_with_coverage(client, live: LiveServer, answer_id: str) -> dict:
     """The trail once its support and coverage records are stored (computed just after `done`)."""
-    deadline = time.monotonic() + READ_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    async def stored() -> dict | None:
         response = await client.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer"))
         assert response.status_code == 200, response.text
         body: dict = response.json()
-        if body["coverage"] is not None:
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"answer {answer_id}: no coverage record")
+        return body if body["coverage"] is not None else None
+
+    return await await_until(stored, within=READ_TIMEOUT_S, what=f"answer {answer_id}: its coverage record")

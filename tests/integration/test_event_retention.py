@@ -15,16 +15,10 @@ import threading
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import Stream, ask, client_for, read_stream, wait_until_finished
-
-
-@pytest.fixture
-def live(stub_live: LiveServer) -> LiveServer:
-    return stub_live
 
 
 def trim_events(live: LiveServer, retention: float = 0) -> str:

@@ -32,6 +32,7 @@ from answers.sse import fanout as fanout_module
 from answers.sse.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
 from answers.sse.stream import _live, listen, unlisten
 from tests.fixtures.redis_server import PrivateRedis
+from tests.fixtures.waiting import await_until
 
 CHANNEL = "answer-00000000-0000-0000-0000-000000000001"
 UNREACHABLE = "redis://127.0.0.1:1/0"
@@ -239,14 +240,6 @@ async def test_the_next_successful_publish_sends_the_resync_before_the_event(
 # --- ResilientRedisListener
 
 
-async def _wait(predicate: Any, within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def test_the_listener_resyncs_on_subscribing_and_again_after_redis_restarts(
     redis_up: PrivateRedis, listener: Listener
 ) -> None:
@@ -268,7 +261,9 @@ async def test_the_listener_resyncs_on_subscribing_and_again_after_redis_restart
         listener.aevent.clear()
 
         redis_up.stop()
-        await _wait(lambda: not redis_listener.connected.is_set(), 10, "the listener to notice")
+        await await_until(
+            lambda: not redis_listener.connected.is_set(), within=10, what="the listener to notice"
+        )
         redis_up.start()
         await asyncio.wait_for(redis_listener.connected.wait(), 20)
         assert redis_listener.subscriptions == 2
@@ -278,7 +273,7 @@ async def test_the_listener_resyncs_on_subscribing_and_again_after_redis_restart
         # A resync message from another process does the same.
         listener.overflow = False
         redis_up.client().publish(REDIS_CHANNEL, json.dumps({"resync": True}))
-        await _wait(lambda: listener.overflow, 5, "the resync message")
+        await await_until(lambda: listener.overflow, within=5, what="the resync message")
     finally:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -22,15 +22,11 @@ from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.api import ask
 from tests.fixtures.providers import Reply
 
 ASK = "/api/answers/"
 DOCUMENTS = "/api/documents/"
-
-
-def ask(client: Client, *, key: str | None = None, question: str = QUESTION, **body: Any) -> Any:
-    headers = {"Idempotency-Key": key} if key is not None else {}
-    return client.post(ASK, {"question": question, **body}, content_type="application/json", headers=headers)
 
 
 def document_writer() -> APIClient:

@@ -12,16 +12,12 @@ from django.test import AsyncClient
 
 from answers.models import Answer
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.api import ask
 from tests.fixtures.providers import Reply
 
 pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
 
 URL = "/api/answers/"
-
-
-def ask(client, key=None, question=QUESTION, **body):
-    headers = {"Idempotency-Key": key} if key is not None else {}
-    return client.post(URL, {"question": question, **body}, content_type="application/json", headers=headers)
 
 
 @pytest.mark.django_db

@@ -14,9 +14,10 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.utils import timezone
 
+from answers import server
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle, store
-from answers.pipeline.lifecycle import ServerLifecycle
+from answers.server import ServerLifecycle
 from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
@@ -156,7 +157,7 @@ class Node:
 def test_the_server_freezes_what_it_loaded_at_start_and_still_collects_what_comes_after():
     """Full collections skip the start-up heap (the URLconf, the views; see bench/NOTES.md)."""
     try:
-        frozen = lifecycle.freeze_startup_heap()
+        frozen = server.freeze_startup_heap()
 
         assert frozen > 10_000  # the process's modules, classes and URLconf, at least
         assert "answers.api.views" in sys.modules  # the views are loaded before the freeze

@@ -8,14 +8,12 @@ the streams open at that moment.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SecondProcess, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, read_stream, sse_messages
+from tests.fixtures.waiting import await_until
 
 TOKEN = secrets.token_urlsafe(24)
 OUTCOMES = (
@@ -90,15 +89,13 @@ def outcome(scraped: dict[Any, float], name: str) -> float:
 
 
 async def support_record(client: httpx.AsyncClient, url: str, answer_id: str, live: LiveServer) -> Any:
-    deadline = time.monotonic() + READ_TIMEOUT_S
-    while time.monotonic() < deadline:
+    async def stored() -> Any:
         trail = (
             await client.get(f"{url}/api/answers/{answer_id}/trail/", headers=live.auth("reviewer"))
         ).json()
-        if trail["support"] is not None:
-            return trail
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"answer {answer_id}: no support record")
+        return trail if trail["support"] is not None else None
+
+    return await await_until(stored, within=READ_TIMEOUT_S, what=f"answer {answer_id}: its support record")
 
 
 def trail_outcomes(trail: dict[str, Any]) -> dict[str, int]:
@@ -192,10 +189,11 @@ async def test_open_streams_count_the_streams_open_on_every_process(
                 assert value(await scrape(client, first.url), "answers_open_streams") == baseline + 1
         finally:
             gate.set()
-        deadline = time.monotonic() + READ_TIMEOUT_S
-        while value(await scrape(client, first.url), "answers_open_streams") != baseline:
-            assert time.monotonic() < deadline, "a closed stream is no longer counted"
-            await asyncio.sleep(0.05)
+
+        async def uncounted() -> bool:
+            return value(await scrape(client, first.url), "answers_open_streams") == baseline
+
+        await await_until(uncounted, within=READ_TIMEOUT_S, what="a closed stream is no longer counted")
 
 
 async def test_metrics_need_the_bearer_token(pair: tuple[LiveServer, SecondProcess]) -> None:

@@ -23,7 +23,6 @@ permalink page, the trail, feedback (POST) and the admin answer page.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -32,6 +31,7 @@ import pytest
 
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.waiting import wait_until
 
 ANSWER_TEXT = "Zebras live in grassland [1]."
 TIMEOUT_S = 30
@@ -117,10 +117,11 @@ def world(stub: StubOpenAIServer) -> Iterator[World]:
 
 
 def _wait_until_done(client: httpx.Client, answer_id: str, headers: dict[str, str]) -> None:
-    deadline = time.monotonic() + 60
-    while client.get(f"/api/answers/{answer_id}/", headers=headers).json()["status"] != "done":
-        assert time.monotonic() < deadline, f"answer {answer_id} did not finish"
-        time.sleep(0.05)
+    wait_until(
+        lambda: client.get(f"/api/answers/{answer_id}/", headers=headers).json()["status"] == "done",
+        within=60,
+        what=f"answer {answer_id} done",
+    )
 
 
 SURFACES = ("answer object", "event stream", "permalink page", "feedback", "trail", "admin page")

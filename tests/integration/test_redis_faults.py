@@ -22,7 +22,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
 from tests.fixtures.sse_client import sse_messages
+from tests.fixtures.waiting import await_until
 
 REDIS_CHANNEL = "events_channel"  # django-eventstream's, answers.sse.fanout.REDIS_CHANNEL
 TIMEOUT_S = 30.0  # generous: 2 cores, other tests running alongside
@@ -92,21 +93,12 @@ async def listeners_subscribed(servers: Servers) -> None:
             for client in (on_a, on_b):
                 async with SSEReader(client, accepted["events_url"]) as reader:
                     await reader.wait_for_type("done")
-    await poll(lambda: servers.redis.subscribers(REDIS_CHANNEL) >= 2, CATCH_UP_TIMEOUT_S, "listeners")
+    await await_until(
+        lambda: servers.redis.subscribers(REDIS_CHANNEL) >= 2, within=CATCH_UP_TIMEOUT_S, what="listeners"
+    )
 
 
 # --- helpers
-
-
-async def poll(predicate: Callable[[], Any], within: float, what: str) -> Any:
-    deadline = time.monotonic() + within
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within:.0f}s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def ask(client: httpx.AsyncClient, question: str = ZEBRA_QUESTION) -> dict[str, Any]:
@@ -123,11 +115,7 @@ async def finished(client: httpx.AsyncClient, answer_id: str) -> dict[str, Any]:
         body: dict[str, Any] = response.json()
         return body if body["status"] in ("done", "failed") else None
 
-    deadline = time.monotonic() + TIMEOUT_S
-    while (body := await status()) is None:
-        assert time.monotonic() < deadline, f"answer {answer_id} did not finish"
-        await asyncio.sleep(0.1)
-    return body
+    return await await_until(status, within=TIMEOUT_S, what=f"answer {answer_id} to finish")
 
 
 @dataclass(frozen=True)
@@ -150,7 +138,11 @@ class SSEReader:
 
     async def __aenter__(self) -> SSEReader:
         self._task = asyncio.get_running_loop().create_task(self._read())
-        await poll(lambda: self.status is not None or self._task.done(), TIMEOUT_S, "the stream to open")  # type: ignore[union-attr]
+        await await_until(
+            lambda: self.status is not None or self._task.done(),  # type: ignore[union-attr]
+            within=TIMEOUT_S,
+            what="the stream to open",
+        )
         if self._task.done():
             self._task.result()
         assert self.status == 200
@@ -183,7 +175,9 @@ class SSEReader:
         return [e.type for e in self.events]
 
     async def wait_for_type(self, kind: str, within: float = TIMEOUT_S) -> SSE:
-        found: list[SSE] = await poll(lambda: self.of(kind), within, f"`{kind}` on {self.url}")
+        found: list[SSE] = await await_until(
+            lambda: self.of(kind), within=within, what=f"`{kind}` on {self.url}"
+        )
         return found[0]
 
     def assert_complete_once_in_order(self, pieces: list[str] | None = None) -> None:
@@ -289,7 +283,11 @@ async def test_a_stream_on_another_process_catches_up_when_redis_returns_then_ge
         assert on_b_stream.of("done")[0].data["text"] == fetched["text"]
 
         # Redis is up again: the next answer asked on A reaches a stream on B live, through Redis.
-        await poll(lambda: live.redis.subscribers(REDIS_CHANNEL) >= 2, CATCH_UP_TIMEOUT_S, "listeners back")
+        await await_until(
+            lambda: live.redis.subscribers(REDIS_CHANNEL) >= 2,
+            within=CATCH_UP_TIMEOUT_S,
+            what="listeners back",
+        )
         pieces = pieces_of("after", 6)
         release = threading.Event()
         stub.enqueue(Reply(pieces=pieces, delay_s=0.3, gate=release))
@@ -326,7 +324,7 @@ async def test_a_stream_on_another_process_gets_every_event_when_redis_restarts_
     ):
         accepted = await ask(on_a)
         async with SSEReader(on_b, accepted["events_url"]) as on_b_stream:
-            await poll(sent.is_set, TIMEOUT_S, "the third piece")
+            await await_until(sent.is_set, within=TIMEOUT_S, what="the third piece")
             live.redis.stop()
             await asyncio.sleep(0.8)
             live.redis.start()

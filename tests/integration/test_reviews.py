@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.urls import reverse
 
 from answers.models import Answer, Review, ReviewSourceFlag
+from tests.fixtures.reviewers import make_reviewer
 
 pytestmark = pytest.mark.django_db
 
 FLAGS_PREFIX = "source_flags"
-
-
-def make_reviewer(django_user_model, name: str):
-    user = django_user_model.objects.create_user(name, password="pw", is_staff=True)
-    user.groups.add(Group.objects.get(name="QA reviewers"))
-    return user
-
-
-@pytest.fixture
-def reviewer(django_user_model):
-    return make_reviewer(django_user_model, "reviewer")
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def test_stale_in_flight_answers_are_reaped_as_failed(answer_factory):
 
     reaped = store.answer_reap_stale(older_than=timedelta(minutes=5))
 
-    assert reaped == [stale.id]
+    assert [r.answer_id for r in reaped] == [stale.id]
     assert Answer.objects.get(id=stale.id).status == "failed"
     assert Answer.objects.get(id=stale.id).error_kind == "stale"
     assert Answer.objects.get(id=finished.id).status == "done"

@@ -9,12 +9,18 @@ from pathlib import Path
 
 import pytest
 from django.core.checks import run_checks
+from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from answers.citations.normalize import DIALECTS
-from answers.conf import conf
+from answers.conf import PROVIDERS, RERANKERS, SUPPORT_METHODS, conf
+from answers.plugins import plugin_class
 from answers.providers.extractive import ExtractiveProvider
 from answers.providers.registry import get_provider
+from answers.retrieval.pipeline import get_reranker
+from answers.retrieval.rerank import LexicalOnlyReranker
+from answers.support.compute import get_support_method
+from answers.support.methods import LexicalMethod
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +68,13 @@ def test_a_bad_boolean_is_reported_by_name():
     [
         ({}, []),
         ({"ANSWERS_PROVIDER": "nope"}, ["answers.E001"]),
+        ({"ANSWERS_PROVIDER": "no.such.Provider"}, ["answers.E001"]),
+        ({"ANSWERS_PROVIDER": "answers.providers.extractive.ExtractiveProvider"}, []),
+        ({"ANSWERS_PROVIDER": "answers.conf.conf"}, ["answers.E047"]),  # loads, but no provider class
+        ({"ANSWERS_RERANKER": "answers.retrieval.rerank.LexicalOnlyReranker"}, []),
+        ({"ANSWERS_RERANKER": "answers.retrieval.rerank.Passage"}, ["answers.E048"]),
+        ({"ANSWERS_SUPPORT_METHOD": "answers.support.methods.LexicalMethod"}, []),
+        ({"ANSWERS_SUPPORT_METHOD": "answers.support.methods.SupportInputs"}, ["answers.E049"]),
         ({"ANSWERS_MAX_SOURCES": 0}, ["answers.E002"]),
         ({"ANSWERS_MIN_SCORE": 1.5}, ["answers.E003"]),
         ({"ANSWERS_PROVIDER_TIMEOUT": 0}, ["answers.E004"]),
@@ -161,3 +174,30 @@ def test_get_provider_builds_extractive_from_settings() -> None:
     assert isinstance(provider, ExtractiveProvider)
     assert provider.delay_ms == 15
     assert get_provider("extractive") is not provider
+
+
+@override_settings(
+    ANSWERS_PROVIDER="answers.providers.extractive.ExtractiveProvider",
+    ANSWERS_RERANKER="answers.retrieval.rerank.LexicalOnlyReranker",
+    ANSWERS_SUPPORT_METHOD="answers.support.methods.LexicalMethod",
+)
+def test_each_plugin_setting_takes_a_class_dotted_path_as_well_as_a_builtin_name() -> None:
+    assert isinstance(get_provider(), ExtractiveProvider)
+    assert isinstance(get_reranker(), LexicalOnlyReranker)
+    assert isinstance(get_support_method(), LexicalMethod)
+
+
+@pytest.mark.parametrize(
+    ("builtins", "needs"),
+    [(PROVIDERS, ("from_settings", "stream")), (RERANKERS, ("score",)), (SUPPORT_METHODS, ("scores",))],
+)
+def test_every_builtin_plugin_loads_as_a_class_with_what_the_pipeline_calls(builtins, needs) -> None:
+    for name in builtins:
+        found = plugin_class("ANSWERS_X", name, builtins)
+        assert isinstance(found, type)
+        assert all(hasattr(found, attribute) for attribute in needs), name
+
+
+def test_a_plugin_path_that_does_not_load_is_improperly_configured() -> None:
+    with pytest.raises(ImproperlyConfigured, match=r"ANSWERS_RERANKER is 'no.such.Reranker'.*lexical, none"):
+        plugin_class("ANSWERS_RERANKER", "no.such.Reranker", RERANKERS)

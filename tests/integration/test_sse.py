@@ -10,18 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
-
 from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream, wait_until_finished
-
-
-@pytest.fixture
-def live(stub_live: LiveServer) -> LiveServer:
-    return stub_live
-
 
 # --- order and payloads
 

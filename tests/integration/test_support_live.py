@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ import schemathesis
 from tests.fixtures.live_server import LiveServer, SeedDocument, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
+from tests.fixtures.waiting import wait_until
 
 DOCUMENTS = [
     SeedDocument(key="https://example.org/teacups", title="Walrus teacups", url="", body=TEACUPS),
@@ -89,14 +89,13 @@ def reply_citing(write: Callable[[dict[str, int]], str]) -> Callable[[dict[str, 
 
 def wait_for_support(client: httpx.Client, answer_id: str) -> dict[str, Any]:
     """The trail once its support record is stored (polled: it is computed after `done`)."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        trail = client.get(f"/api/answers/{answer_id}/trail/").json()
-        if trail["support"] is not None:
-            return trail
+
+    def stored() -> dict[str, Any] | None:
+        trail: dict[str, Any] = client.get(f"/api/answers/{answer_id}/trail/").json()
         assert trail["status"] in ("streaming", "done"), trail
-        assert time.monotonic() < deadline, f"no support record for {answer_id} after {WAIT_S} s"
-        time.sleep(0.05)
+        return trail if trail["support"] is not None else None
+
+    return wait_until(stored, within=WAIT_S, what=f"the support record of {answer_id}")
 
 
 def original(trail: dict[str, Any], title: str) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django_eventstream.models import Event as StoredEvent
 from django_eventstream.models import EventCounter
 
+from answers.failures import ErrorKind
 from answers.models import Answer
-from answers.providers.base import ErrorKind
 from answers.sse.channels import channel_for
 from answers.sse.publish import send_all
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from answers.admin.trail import MarkerOutcome, Node, trail_panels
+from answers.admin.panels.trail import MarkerOutcome, Node, trail_panels
 from answers.models import Answer
 from tests.fixtures.markers import REWRITTEN, UNMARKED, marker
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from answers.conf import conf
-from answers.pipeline.store import answer_reap_stale
+from answers.reaper import reap_stale
 
 
 class Command(BaseCommand):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
         seconds = options["seconds"] if options["seconds"] is not None else conf.STALE_AFTER
         if seconds <= 0:
             raise CommandError("--seconds must be positive.")
-        reaped = answer_reap_stale(older_than=timedelta(seconds=seconds))
-        for answer_id in reaped:
-            self.stdout.write(f"{answer_id}: failed (stale)")
+        reaped = reap_stale(older_than=timedelta(seconds=seconds))
+        for answer in reaped:
+            self.stdout.write(f"{answer.answer_id}: failed (stale)")
         self.stdout.write(f"reap_stale_answers: {len(reaped)} answer(s) marked failed")

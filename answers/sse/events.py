@@ -1,0 +1,8 @@
+"""The names of an answer's SSE events (docs/api.md, "Events"): one place for the publisher that
+sends them, the replay that reads them back and the GRIP path that filters them."""
+
+REFERENCES = "references"
+DELTA = "delta"
+CITE = "cite"
+DONE = "done"
+ERROR = "error"
