@@ -39,11 +39,6 @@ def _pieces(text: str, count: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-@pytest.fixture
-def live(stub_live: LiveServer) -> LiveServer:
-    return stub_live
-
-
 async def test_a_flood_streams_in_order_and_replays_the_same_events_from_the_start_and_mid_way(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
