@@ -345,7 +345,17 @@ def _closed(parsed: _Parsed, fence: Token) -> bool:
     first, last = fence.map[0], fence.map[1] - 1
     if last <= first:
         return False
-    line = parsed.lines[last].lstrip(" \t>")
+    # The closing line is in the fence's container: as many quote markers as its opening line has
+    # before the fence (a ">" past those is the fence's own text: "> ````" does not close a fence
+    # that is not in a quote).
+    opening = parsed.lines[first]
+    line = parsed.lines[last]
+    for _ in range(opening[: opening.find(fence.markup)].count(">")):
+        line = line.lstrip(" \t")
+        if not line.startswith(">"):
+            return False
+        line = line[1:]
+    line = line.lstrip(" \t")
     run = len(line) - len(line.lstrip(fence.markup[0]))
     return run >= len(fence.markup) and not line[run:].strip(" \t")
 
