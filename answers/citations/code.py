@@ -33,11 +33,12 @@ length (" \\n" for "\\r\\n"), so every offset is one of the original text.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import MD_TRIM_CHARS
 from markdown_it.token import Token
 
 
@@ -138,20 +139,7 @@ class _Parsed:
         """A paragraph's or heading's inline text, located line by line in the source."""
         assert token.map is not None
         first, last = token.map
-        lines = token.content.split("\n")
-        pieces = []
-        for k, content in enumerate(lines):
-            line = first + k
-            if line >= last:
-                break
-            source = self.lines[line]
-            core = content.lstrip(" \t")
-            stop = len(source.rstrip(" \t")) if k == len(lines) - 1 else len(source)
-            found = source.rfind(core, 0, stop) if core else stop
-            if found < 0:
-                found = stop - len(core)
-            pieces.append((self.starts[line] + found, self.starts[line] + found + len(core)))
-        return pieces
+        return _located(token.content, self.lines[first:last], self.starts[first:last])
 
     def _cells(self, row: int) -> list[tuple[int, int]]:
         """The cells of a table row as markdown-it splits them: at each "|" not right after a
@@ -172,6 +160,21 @@ class _Parsed:
             cells.pop()
         base = self.starts[row]
         return [(base + a, base + b) for a, b in cells]
+
+
+def _located(content: str, lines: list[str], starts: list[int]) -> list[tuple[int, int]]:
+    """An inline block's text (`content`, as markdown-it gives it) located line by line in its source
+    lines (`starts`: where each begins in the text)."""
+    pieces = []
+    contents = content.split("\n")
+    for k, (part, source) in enumerate(zip(contents, lines, strict=False)):
+        core = part.lstrip(" \t")
+        stop = len(source.rstrip(" \t")) if k == len(contents) - 1 else len(source)
+        found = source.rfind(core, 0, stop) if core else stop
+        if found < 0:
+            found = stop - len(core)
+        pieces.append((starts[k] + found, starts[k] + found + len(core)))
+    return pieces
 
 
 def _pair(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], int]:
@@ -235,7 +238,171 @@ def code_regions(text: str) -> list[tuple[int, int]]:
     """Where `text` is code (fenced blocks and code spans), as (start, end) pairs in order."""
     if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
         return []
-    return _regions(_Parsed(text))[0]
+    if "\r" in text or "\0" in text:
+        return _regions(_Parsed(text))[0]
+    return _chunked_regions(text)
+
+
+# --- Parsing only what may hold blocks (see _chunked_regions) ---------------------------------
+
+# A blank line (spaces and tabs only): the "\n" that ends the line before it, then its blanks.
+_BLANK = re.compile(r"\n[ \t]*+(?=\n)")
+# A line whose first characters may open a block other than a paragraph, or end one (a list item,
+# quote, fence, heading, break, table row or delimiter, setext underline): with the "\n" before it.
+_BLOCKISH = re.compile(r"\n[ \t]*+(?:[-+*#>|=_~`:]|[0-9]++[.)])")
+_FIRST_BLOCKISH = re.compile(r"[ \t]*+(?:[-+*#>|=_~`:]|[0-9]++[.)])")
+_TICK = re.compile(r"``*+")  # (a literal first: the search skips ahead to the next backtick)
+_LEADING_BLANKS = re.compile(r"(?:[ \t]*+\n)*+")
+_RUN_SEPARATOR = "\n\nx\n\n"
+
+
+class _Layout:
+    """A text cut into chunks at its blank lines (see _chunked_regions), and where it is code."""
+
+    def __init__(self, text: str, starts: list[int], ends: list[int], parsed: bytearray) -> None:
+        self.text = text
+        self.starts = starts  # chunk k is text[starts[k]:ends[k]]
+        self.ends = ends
+        self.parsed = parsed  # 1 where a chunk's code comes from a parse; 0: a paragraph alone
+        self.regions: list[tuple[int, int]] = []
+
+
+_last_layout: _Layout | None = None  # the last text's (strip asks about the text it just cut)
+
+
+def _chunked_regions(text: str) -> list[tuple[int, int]]:
+    global _last_layout
+    layout = _chunked_layout(text)
+    _last_layout = layout
+    return layout.regions
+
+
+def _chunked_layout(text: str) -> _Layout:
+    """code_regions(text) without parsing the plain paragraphs (text without "\r" or NUL).
+
+    The text is cut at its blank lines into chunks. A chunk none of whose lines
+    starts (after blanks) with a character that can open or end a block (a list
+    marker, ">", a fence character, "#", "|", ":", "=", "_") is one paragraph
+    whenever nothing is open before it: none of those blocks can interrupt it,
+    and indented code is off. Nothing is open at the start of the text, nor
+    after such a paragraph and a blank line. The other chunks are parsed by
+    markdown-it-py in runs: a run takes the chunks that follow it while they
+    start with a blank (a list item may go on) or may open a block; a blank
+    line and then a line starting with a plain character close whatever a run
+    left open (a list, a quote, a table) but a fenced block. All runs are
+    parsed at once, joined by such a paragraph; a run that leaves a fenced
+    block open (its code reaches past the run) is parsed again with all the
+    text after it. In a paragraph chunk, code spans are paired as in any
+    paragraph. The result is the one parse of the whole text gives (the
+    tests hold the two against each other).
+    """
+    size = len(text)
+    # Chunk k is text[starts[k]:ends[k]]: no blank line inside, none at its ends (blank lines at
+    # the start of the text are no chunk).
+    starts = [_LEADING_BLANKS.match(text).end()]  # type: ignore[union-attr]
+    ends = []
+    for blank in _BLANK.finditer(text, starts[0]):
+        if blank.start() >= starts[-1]:
+            ends.append(blank.start())
+            starts.append(blank.end() + 1)
+        else:  # a blank line right after another
+            starts[-1] = blank.end() + 1
+    if starts[-1] < size:
+        ends.append(size)
+    else:  # blank lines end the text: they go with the last chunk (a fenced block it opens holds them)
+        starts.pop()
+        if ends:
+            ends[-1] = size
+    count = len(starts)
+    parsed = bytearray(count)  # 1: the chunk's code comes from a parse
+    layout = _Layout(text, starts, ends, parsed)
+    if not count:
+        return layout
+    blockish = {bisect_right(starts, found.start() + 1) - 1 for found in _BLOCKISH.finditer(text)}
+    if _FIRST_BLOCKISH.match(text, starts[0]):
+        blockish.add(0)
+    runs: list[tuple[int, int]] = []  # (first chunk, last chunk)
+    for k in sorted(blockish):
+        if runs and k <= runs[-1][1]:
+            continue
+        last = k
+        while last + 1 < count and (last + 1 in blockish or text[starts[last + 1]] in " \t"):
+            last += 1
+        runs.append((k, last))
+        parsed[k : last + 1] = b"\x01" * (last + 1 - k)
+    code: list[tuple[int, int]] = []
+    if runs:
+        # One parse for all the runs (markdown-it-py costs ~0.1 ms a call): the runs joined with a
+        # plain paragraph between them, which closes all they leave open but a fenced block.
+        joined = "".join(text[starts[k] : ends[last]] + _RUN_SEPARATOR for k, last in runs)
+        at = list(
+            accumulate((ends[last] - starts[k] + len(_RUN_SEPARATOR) for k, last in runs[:-1]), initial=0)
+        )
+        found = _regions(_Parsed(joined))[0]
+        open_run = len(runs)  # the first run that leaves a fenced block open (it runs on past its end)
+        for a, b in found:
+            i = bisect_right(at, a) - 1
+            k, last = runs[i]
+            if b > at[i] + ends[last] - starts[k]:
+                open_run = i
+                break
+            code.append((a - at[i] + starts[k], b - at[i] + starts[k]))
+        if open_run < len(runs):
+            # That fenced block goes on into the text after the run: from the run on, one parse.
+            start = starts[runs[open_run][0]]
+            code = [region for region in code if region[0] < start]
+            code += [(a + start, b + start) for a, b in _regions(_Parsed(text[start:]))[0]]
+            parsed[runs[open_run][0] :] = b"\x01" * (count - runs[open_run][0])
+    if "`" in text:
+        for k in sorted({bisect_right(starts, found.start()) - 1 for found in _TICK.finditer(text)}):
+            if k < 0 or parsed[k]:
+                continue
+            start, end = starts[k], ends[k]
+            chunk = text[start:end]
+            content = chunk.strip(MD_TRIM_CHARS)
+            if "\n" not in content:
+                lead = start + len(chunk) - len(chunk.lstrip(MD_TRIM_CHARS))
+                pieces = [(lead, lead + len(content))]
+            else:
+                lines = chunk.split("\n")
+                offsets = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=start))
+                pieces = _located(content, lines, offsets)
+            code += _pair_block(text, pieces, False)[0]
+    code.sort()
+    layout.regions = code
+    return layout
+
+
+def removals_keep_code(old: str, new: str, removals: list[tuple[int, int]]) -> bool:
+    """Whether removing marker text and blanks from `old` (each removal: a position inside the
+    removed stretch in `old`, and where it joined `new`) leaves code where it was in `new`, by a
+    sufficient rule: each removal is in a paragraph chunk of `old` (see _chunked_regions) and
+    not on its first line's start; it leaves its line neither blank nor starting as a block may;
+    and no backtick or backslash is next to the join (escapes and backtick runs stay as they were).
+    """
+    layout = _last_layout
+    if layout is None or layout.text is not old:
+        if "\r" in old or "\0" in old:
+            return False
+        layout = _chunked_layout(old)
+    starts, parsed = layout.starts, layout.parsed
+    for point, join in removals:
+        k = bisect_right(starts, point) - 1
+        if k < 0 or parsed[k]:
+            return False
+        if (join and new[join - 1] in "\\`") or new.startswith("`", join):
+            return False
+        line = new.rfind("\n", 0, join) + 1
+        if not new[line:join].strip(" \t"):  # at its line's start
+            end = new.find("\n", join)
+            if (
+                line == 0
+                or not new[line : end if end >= 0 else len(new)].strip(" \t")
+                or _FIRST_BLOCKISH.match(new, line)
+                or not new[new.rfind("\n", 0, line - 1) + 1 : line - 1].strip(" \t")  # a first line
+            ):
+                return False
+    return True
 
 
 _Block = tuple[Token, int, list[tuple[int, int]]]  # an inline block: token, first unpaired run, spans

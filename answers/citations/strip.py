@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import Protocol
 
+from answers.citations.code import removals_keep_code
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
@@ -61,26 +62,28 @@ def strip_pass(
     text: str, count: int, stripped: list[int], trace: StripTrace | None = None
 ) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
-    text, joins, _ = _full_pass(text, count, stripped, trace, split=False)
+    text, joins, _, _ = _full_pass(text, count, stripped, trace, split=False)
     return text, joins
 
 
 def _full_pass(
     text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
-) -> tuple[str, list[int], Split | None]:
-    """strip_pass, and (if `split`) the split_candidates() of the new text where the pass can tell it without
-    cutting again."""
+) -> tuple[str, list[int], Split | None, bool]:
+    """strip_pass, (if `split`) the split_candidates() of the new text where the pass can tell it without
+    cutting again, and (if `split`) whether its removals surely left code where it was."""
+    old = text
     parts, excluded = split_candidates(text)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
-    removed = _edit_pass(edited, excluded, count, stripped, verdicts)
+    shrunk: list[int] = []
+    removed = _edit_pass(edited, excluded, count, stripped, verdicts, shrunk)
     if trace is not None:
         trace.full_pass(parts, excluded, edited, verdicts)
     if removed is None:
-        return text, [], (edited, excluded)
+        return text, [], (edited, excluded), True
     text = "".join(edited)
     if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
-        return text, [], (edited, excluded)
+        return text, [], (edited, excluded), True
     # A removed candidate is "": it ends where it joined. (Sums of the stretches
     # between removals: most candidates stay, and a list of every end costs more.)
     joins: list[int] = []
@@ -89,9 +92,16 @@ def _full_pass(
         end += sum(map(len, edited[previous:i]))
         joins.append(end)
         previous = i
-    if not split or not _joins_alone(text, joins):
-        return text, joins, None
-    return text, joins, _joined(edited, excluded, removed)
+    if not split:
+        return text, joins, None, False
+    # Each removal's join, and a point of `old` in the stretch it removed (the join, moved right by
+    # all that was taken out before it).
+    kept = not ("`" in old or "~" in old or "|" in old) or removals_keep_code(
+        old, text, [(join + before, join) for join, before in zip(joins, shrunk, strict=True)]
+    )
+    if not _joins_alone(text, joins):
+        return text, joins, None, kept
+    return text, joins, _joined(edited, excluded, removed), kept
 
 
 def _joins_alone(text: str, joins: list[int]) -> bool:
@@ -129,11 +139,17 @@ def _joined(parts: list[str], excluded: set[int], removed: list[int]) -> Split:
 
 
 def _edit_pass(
-    parts: list[str], excluded: set[int], count: int, stripped: list[int], verdicts: dict[str, Verdict]
+    parts: list[str],
+    excluded: set[int],
+    count: int,
+    stripped: list[int],
+    verdicts: dict[str, Verdict],
+    shrunk: list[int],
 ) -> list[int] | None:
     """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
 
-    None when no marker changed. `verdicts` receives the verdict of each marker text that changes.
+    None when no marker changed. `verdicts` receives the verdict of each marker text that changes;
+    `shrunk`, for each removed one, how many characters the pass took out before it.
     """
     # What becomes of a marker depends on its text alone: work it out once per distinct text.
     verdicts.update(
@@ -154,24 +170,32 @@ def _edit_pass(
             return ""
         return parts[i - 2][-1] if parts[i - 2] else left[i - 2]
 
+    shrink = 0  # characters taken out so far
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        verdict = verdicts[parts[i]]
+        written = parts[i]
+        verdict = verdicts[written]
         assert verdict is not None  # (only changing markers are kept)
         replacement, dropped = verdict
         stripped += dropped
         if replacement:
             parts[i] = replacement
+            shrink += len(written) - len(replacement)
             continue
+        shrunk.append(shrink)
         # The blank run before a marker never reaches past the text before it:
         # a removal leaves a non-blank character (or the text's start) on its left.
         before = parts[i - 1].rstrip(" \t")
         if len(before) < len(parts[i - 1]):
+            shrink += len(parts[i - 1]) - len(before)
             parts[i - 1] = before
         elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
-            parts[i + 1] = parts[i + 1].lstrip(" \t")
+            after = parts[i + 1].lstrip(" \t")
+            shrink += len(parts[i + 1]) - len(after)
+            parts[i + 1] = after
         parts[i] = ""
+        shrink += len(written)
         left[i] = char_before(i)
         removed.append(i)
     return removed
@@ -342,10 +366,12 @@ def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace |
     """
     stripped: list[int] = []
     while True:
-        text, joins, split = _full_pass(text, source_count, stripped, trace)
+        text, joins, split, kept = _full_pass(text, source_count, stripped, trace)
         draft = Draft(text)
-        while joins and not _changes_code(draft, joins):
+        # (After the full pass, it says whether code stayed; after a local pass, _changes_code.)
+        while joins and kept:
             joins = _local_pass(draft, joins, source_count, stripped, trace)
+            kept = not _changes_code(draft, joins)
         if draft.edits():
             split = None
         text = draft.text()
