@@ -265,6 +265,8 @@ class _Layout:
         self.ends = ends
         self.parsed = parsed  # 1 where a chunk's code comes from a parse; 0: a paragraph alone
         self.regions: list[tuple[int, int]] = []
+        self.runs: list[tuple[int, int]] = []  # the first and last chunk of each run parsed
+        self.tail = len(starts)  # from this chunk on, all was parsed at once (a fence ran on)
 
 
 _last_layout: _Layout | None = None  # the last text's (strip asks about the text it just cut)
@@ -330,6 +332,7 @@ def _chunked_layout(text: str) -> _Layout:
             last += 1
         runs.append((k, last))
         parsed[k : last + 1] = b"\x01" * (last + 1 - k)
+    layout.runs = runs
     code: list[tuple[int, int]] = []
     if runs:
         # One parse for all the runs (markdown-it-py costs ~0.1 ms a call): the runs joined with a
@@ -353,6 +356,7 @@ def _chunked_layout(text: str) -> _Layout:
             code = [region for region in code if region[0] < start]
             code += [(a + start, b + start) for a, b in _regions(_Parsed(text[start:]))[0]]
             parsed[runs[open_run][0] :] = b"\x01" * (count - runs[open_run][0])
+            layout.tail = runs[open_run][0]
     if "`" in text:
         for k in sorted({bisect_right(starts, found.start()) - 1 for found in _TICK.finditer(text)}):
             if k < 0 or parsed[k]:
@@ -373,25 +377,41 @@ def _chunked_layout(text: str) -> _Layout:
     return layout
 
 
-def removals_keep_code(old: str, new: str, removals: list[tuple[int, int]]) -> bool:
-    """Whether removing marker text and blanks from `old` (each removal: a position inside the
-    removed stretch in `old`, and where it joined `new`) leaves code where it was in `new`, by a
-    sufficient rule: each removal is in a paragraph chunk of `old` (see _chunked_regions) and
-    not on its first line's start; it leaves its line neither blank nor starting as a block may;
-    and no backtick or backslash is next to the join (escapes and backtick runs stay as they were).
+def removals_keep_code(old: str, new: str, edits: list[tuple[int, int, int]]) -> bool:
+    """Whether strip's edits of `old` (each: start, end, length of what replaced old[start:end]; a
+    removal of marker text and blanks, or a marker re-rendered) leave code where it was in `new`.
+
+    A sufficient rule. A re-rendered marker never moves code (it keeps its
+    brackets, and its text holds no backtick, "|" or line break). Each removal
+    must leave its line neither blank nor starting as a block may, and not be
+    at the start of the first line of its chunk (see _chunked_regions): then
+    the chunks and which of them are parsed stay. In a paragraph chunk no
+    backtick or backslash may be next to where it joined (backtick runs and
+    escapes stay); the runs that have one are parsed again and must give the
+    code they gave, moved by the edits.
     """
     layout = _last_layout
     if layout is None or layout.text is not old:
         if "\r" in old or "\0" in old:
             return False
         layout = _chunked_layout(old)
-    starts, parsed = layout.starts, layout.parsed
-    for point, join in removals:
-        k = bisect_right(starts, point) - 1
-        if k < 0 or parsed[k]:
+    starts, ends, parsed = layout.starts, layout.ends, layout.parsed
+    edit_ends = [end for _, end, _ in edits]
+    shrunk = list(accumulate((end - start - size for start, end, size in edits), initial=0))
+
+    def moved(x: int) -> int:
+        """Where a position of `old` outside the edits is in `new`."""
+        return x - shrunk[bisect_right(edit_ends, x)]
+
+    first_chunks = [k for k, _ in layout.runs]
+    affected: dict[int, None] = {}
+    for start, _, size in edits:
+        if size:
+            continue
+        k = bisect_right(starts, start) - 1
+        if k < 0 or k >= layout.tail:
             return False
-        if (join and new[join - 1] in "\\`") or new.startswith("`", join):
-            return False
+        join = moved(start)
         line = new.rfind("\n", 0, join) + 1
         if not new[line:join].strip(" \t"):  # at its line's start
             end = new.find("\n", join)
@@ -402,6 +422,28 @@ def removals_keep_code(old: str, new: str, removals: list[tuple[int, int]]) -> b
                 or not new[new.rfind("\n", 0, line - 1) + 1 : line - 1].strip(" \t")  # a first line
             ):
                 return False
+        if parsed[k]:
+            affected[bisect_right(first_chunks, k) - 1] = None
+        elif (join and new[join - 1] in "\\`") or new.startswith("`", join):
+            return False
+    if not affected:
+        return True
+    runs = [layout.runs[r] for r in affected]
+    texts = [new[moved(starts[k]) : moved(ends[last])] for k, last in runs]
+    at = list(accumulate((len(text) + len(_RUN_SEPARATOR) for text in texts[:-1]), initial=0))
+    found: list[list[tuple[int, int]]] = [[] for _ in runs]
+    for a, b in _regions(_Parsed("".join(text + _RUN_SEPARATOR for text in texts)))[0]:
+        i = bisect_right(at, a) - 1
+        if b > at[i] + len(texts[i]):
+            return False  # a fenced block left open
+        found[i].append((a - at[i], b - at[i]))
+    regions = layout.regions
+    for (k, last), got in zip(runs, found, strict=True):
+        start, end = starts[k], ends[last]
+        base = moved(start)
+        was = regions[bisect_left(regions, (start, -1)) : bisect_left(regions, (end, -1))]
+        if got != [(moved(a) - base, moved(b) - base) for a, b in was]:
+            return False
     return True
 
 
@@ -452,6 +494,9 @@ def code_tail(text: str) -> Tail:
     """See Tail. Cost: one block parse of `text`."""
     size = len(text)
     line = text.rfind("\n") + 1
+    if _one_paragraph(text):
+        # (What the parse below finds for it: one paragraph, open at the end, nothing undecided.)
+        return Tail(size, 0, ((("paragraph_open", "", 0),), _last_kind(text), line == size, True), None)
     last = text[line:]
     parsed = _Parsed(text)
     _, blocks = _regions(parsed)
@@ -504,6 +549,25 @@ def code_tail(text: str) -> Tail:
         undecided == size,
     )
     return Tail(undecided, block, key, fence)
+
+
+def _one_paragraph(text: str) -> bool:
+    """Whether `text` is surely one paragraph without code, whatever its last line: no backtick,
+    tilde or "|", no blank line, and no line starting as another block may."""
+    return (
+        "`" not in text
+        and "~" not in text
+        and "|" not in text
+        and "\r" not in text
+        and "\0" not in text
+        and text.strip(" \t\n") != ""
+        and _FIRST_BLOCKISH.match(text) is None
+        and not text.startswith(("\n", " \n", "\t\n"))
+        and _BLANK.search(text) is None
+        and _LEADING_BLANKS.match(text).end() == 0  # type: ignore[union-attr]
+        and _BLOCKISH.search(text) is None
+        and (text.endswith("\n") or text[text.rfind("\n") + 1 :].strip(" \t") != "")
+    )
 
 
 def _closed(parsed: _Parsed, fence: Token) -> bool:

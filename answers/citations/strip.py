@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import accumulate, compress
 from typing import Protocol
 
 from answers.citations.code import removals_keep_code
@@ -75,8 +75,11 @@ def _full_pass(
     parts, excluded = split_candidates(text)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
-    shrunk: list[int] = []
-    removed = _edit_pass(edited, excluded, count, stripped, verdicts, shrunk)
+    # Where code may be, the edits are kept (in `old`: start, end, length of the replacement).
+    code = split and ("`" in old or "~" in old or "|" in old)
+    edits: list[tuple[int, int, int]] | None = [] if code else None
+    offsets = list(accumulate(map(len, parts), initial=0)) if code else []
+    removed = _edit_pass(edited, excluded, count, stripped, verdicts, edits, offsets)
     if trace is not None:
         trace.full_pass(parts, excluded, edited, verdicts)
     if removed is None:
@@ -94,11 +97,7 @@ def _full_pass(
         previous = i
     if not split:
         return text, joins, None, False
-    # Each removal's join, and a point of `old` in the stretch it removed (the join, moved right by
-    # all that was taken out before it).
-    kept = not ("`" in old or "~" in old or "|" in old) or removals_keep_code(
-        old, text, [(join + before, join) for join, before in zip(joins, shrunk, strict=True)]
-    )
+    kept = edits is None or removals_keep_code(old, text, edits)
     if not _joins_alone(text, joins):
         return text, joins, None, kept
     return text, joins, _joined(edited, excluded, removed), kept
@@ -144,12 +143,14 @@ def _edit_pass(
     count: int,
     stripped: list[int],
     verdicts: dict[str, Verdict],
-    shrunk: list[int],
+    edits: list[tuple[int, int, int]] | None = None,
+    offsets: list[int] | None = None,
 ) -> list[int] | None:
     """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
 
     None when no marker changed. `verdicts` receives the verdict of each marker text that changes;
-    `shrunk`, for each removed one, how many characters the pass took out before it.
+    `edits` (with `offsets`, where each part starts in the text), each change: its start and end
+    in the text and the length of what replaced it.
     """
     # What becomes of a marker depends on its text alone: work it out once per distinct text.
     verdicts.update(
@@ -170,32 +171,32 @@ def _edit_pass(
             return ""
         return parts[i - 2][-1] if parts[i - 2] else left[i - 2]
 
-    shrink = 0  # characters taken out so far
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        written = parts[i]
-        verdict = verdicts[written]
+        verdict = verdicts[parts[i]]
         assert verdict is not None  # (only changing markers are kept)
         replacement, dropped = verdict
         stripped += dropped
         if replacement:
+            if edits is not None and offsets is not None:
+                edits.append((offsets[i], offsets[i + 1], len(replacement)))
             parts[i] = replacement
-            shrink += len(written) - len(replacement)
             continue
-        shrunk.append(shrink)
+        start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
         # The blank run before a marker never reaches past the text before it:
         # a removal leaves a non-blank character (or the text's start) on its left.
         before = parts[i - 1].rstrip(" \t")
         if len(before) < len(parts[i - 1]):
-            shrink += len(parts[i - 1]) - len(before)
+            start -= len(parts[i - 1]) - len(before)
             parts[i - 1] = before
         elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
             after = parts[i + 1].lstrip(" \t")
-            shrink += len(parts[i + 1]) - len(after)
+            end += len(parts[i + 1]) - len(after)
             parts[i + 1] = after
+        if edits is not None:
+            edits.append((start, end, 0))
         parts[i] = ""
-        shrink += len(written)
         left[i] = char_before(i)
         removed.append(i)
     return removed
