@@ -103,6 +103,9 @@ _NEUTRAL = str.maketrans({"[": "x", "\u3010": "x", "\uff3b": "x"})
 _HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
 _MEMBER_CHARS = "0123456789 \t,-\u2013"
 _LONG = 64  # marker texts longer than this are not kept parsed (scan.marker_members)
+# What keeps a stretch from _quick_release: what may move code, escape, or open a dialect.
+_NOT_QUICK = re.compile("[`~\\\\\n|\u3010\uff3b\u2020]")
+_SHOWN_KEPT = 1024  # how many marker texts' displays an answer keeps
 _MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
 
 
@@ -192,6 +195,8 @@ class LiveDisplay:
         # back to where this one began ends where it did. None once the pending text is cut.
         self._walk: tuple[int, int, bool, bool] | None = None
         self._mapping: dict[int, int] = {}  # original number -> final number
+        # How a marker text is displayed, once all its members have numbers (they never change).
+        self._shown_as: dict[str, str] = {}
         self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
         self._held_open = False  # the pending text is blanks and an open bracket with member characters
         self._stays_after = False  # the text held after the last cut is blanks and a bracket never removed
@@ -255,7 +260,7 @@ class LiveDisplay:
             # characters alone will keep it so.
             self._held_open = _HELD_OPEN.fullmatch(pending) is not None
             return Step("")
-        return self._release(cut, final=False)
+        return self._quick_release(cut) or self._release(cut, final=False)
 
     def close(self) -> Step:
         """Mark the end of the answer; return everything still held back."""
@@ -379,6 +384,73 @@ class LiveDisplay:
                 return True
         return False
 
+    def _quick_release(self, cut: int) -> Step | None:
+        """_release(cut, final=False) where it is simple, else None: in the middle of a paragraph's
+        settled line, a stretch that holds no line break, backtick, tilde, backslash, "|" or dialect
+        opening, and no marker strip would change, ending in no open bracket. Then nothing moves
+        code, nothing is normalized or stripped, and the context stays one of its kind (as in
+        feed's common case); only the markers are displayed in their final numbers."""
+        context = self._context
+        if (
+            not context
+            or context[-1] == "\n"
+            or "|" in context
+            or "`" in context
+            or "~" in context
+            or not line_settled(context[context.rfind("\n") + 1 :])
+        ):
+            return None
+        pending = self._pending
+        chunk = pending[:cut]
+        if _NOT_QUICK.search(chunk) or (self._dialects and _MAY_BE_DIALECT.search(context[-1] + chunk)):
+            return None
+        after = ""
+        if self._stays_after:
+            after = pending[cut : cut + 2 + len(pending[cut:]) - len(pending[cut:].lstrip(" \t"))]
+        bracket = chunk.rfind("[")
+        if bracket >= 0 and _MARKER_TAIL.fullmatch(chunk[bracket:] + after):
+            return None
+        text = context + chunk
+        parts, excluded = split_candidates(text)
+        shown_as = self._shown_as
+        written_set = (
+            set(parts[1::2])
+            if not excluded
+            else {parts[i] for i in range(1, len(parts), 2) if i not in excluded}
+        )
+        if not excluded and shown_as.keys() >= written_set:
+            # (The flood's case: every marker text is one already shown.)
+            parts[1::2] = map(shown_as.__getitem__, parts[1::2])
+            display = "".join(parts)[len(context) :]
+            self._pending = pending[cut:]
+            self._walk = None
+            self._context = context[:-1] + _last(display)
+            return Step(display, [])
+        count = self._count
+        if any(
+            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
+            for written in written_set
+        ):
+            return None
+        found = [i for i in range(1, len(parts), 2) if i not in excluded]
+        mapping = self._mapping
+        cited: list[tuple[int, int]] = []
+        for i in found:
+            written = parts[i]
+            shown = shown_as.get(written)
+            if shown is None:
+                members = marker_members(written)
+                cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
+                shown = render_marker(mapping[m] for m in members)
+                if len(shown_as) < _SHOWN_KEPT:
+                    shown_as[written] = shown
+            parts[i] = shown
+        display = "".join(parts)[len(context) :]
+        self._pending = pending[cut:]
+        self._walk = None
+        self._context = context[:-1] + _last(display)
+        return Step(display, cited)
+
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
         context = self._context
@@ -400,8 +472,8 @@ class LiveDisplay:
         # (A long marker is left to strip to read: its numbers may cost their square to convert.)
         count = self._count
         if any(
-            len(parts[i]) > _LONG or not all(in_range(member, count) for member in marker_members(parts[i]))
-            for i in found
+            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
+            for written in {parts[i] for i in found}
         ):
             stripped: list[int] = []
             while True:
@@ -412,15 +484,22 @@ class LiveDisplay:
                 states.append(_context(text, after)[0])
             parts, excluded = split_candidates(text)
             found = [i for i in range(1, len(parts), 2) if i not in excluded]
-        markers = {i: marker_members(parts[i]) for i in found}
         first = states[0]
         if not final and (first is None or any(state is None or state[0] != first[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
         mapping = self._mapping
+        shown_as = self._shown_as
         cited: list[tuple[int, int]] = []
-        for i, members in markers.items():
-            cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
-            parts[i] = render_marker(mapping[m] for m in members)
+        for i in found:
+            written = parts[i]
+            shown = shown_as.get(written)
+            if shown is None:
+                members = marker_members(written)
+                cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
+                shown = render_marker(mapping[m] for m in members)
+                if len(shown_as) < _SHOWN_KEPT:
+                    shown_as[written] = shown
+            parts[i] = shown
         shown = "".join(parts)
         display = shown[len(context) :]
         self._pending = self._pending[cut:]
