@@ -12,7 +12,11 @@ Why markdown-it-py's own block parser, and a hand rule only for the inline part
 - Fast enough, and only when needed. A text without a backtick and without
   "~~~" has no code at all and is never parsed (unless it may hold a table:
   cells past a table's columns are dropped unseen, so they are treated as code). Parsing costs about 0.1 s per
-  MB of Markdown (bench/RESULTS_citations.md); inline parsing, which costs
+  MB of Markdown (bench/RESULTS_citations.md), so only the stretches between
+  blank lines that may hold a block other than a paragraph are parsed, all in
+  one call (see _chunked_regions; plain paragraphs need no parse, and
+  removals strip makes in them are checked in place: removals_keep_code); a
+  one-paragraph text's tail needs none either. Inline parsing, which costs
   twice that, is not run: code spans are paired here, on each inline block's
   own text (a paragraph, a heading, a table cell), by markdown-it's rules
   (backslash escapes, a run of N backticks closed by the next run of exactly N
