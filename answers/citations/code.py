@@ -327,6 +327,16 @@ def _chunked_layout(text: str) -> _Layout:
     blockish = {bisect_right(starts, found.start() + 1) - 1 for found in _BLOCKISH.finditer(text)}
     if _FIRST_BLOCKISH.match(text, starts[0]):
         blockish.add(0)
+    # Chunks of paragraphs and closed top-level fences only: read here, not parsed (unless a run
+    # takes them in).
+    fenced: dict[int, list[tuple[int, int]]] = {}
+    for k in list(blockish):
+        if text[starts[k]] in " \t":
+            continue
+        found = _fenced_paragraphs(text, starts[k], ends[k])
+        if found is not None:
+            fenced[k] = found
+            blockish.discard(k)
     runs: list[tuple[int, int]] = []  # (first chunk, last chunk)
     for k in sorted(blockish):
         if runs and k <= runs[-1][1]:
@@ -361,9 +371,12 @@ def _chunked_layout(text: str) -> _Layout:
             code += [(a + start, b + start) for a, b in _regions(_Parsed(text[start:]))[0]]
             parsed[runs[open_run][0] :] = b"\x01" * (count - runs[open_run][0])
             layout.tail = runs[open_run][0]
+    for k, regions in fenced.items():
+        if not parsed[k]:
+            code += regions
     if "`" in text:
         for k in sorted({bisect_right(starts, found.start()) - 1 for found in _TICK.finditer(text)}):
-            if k < 0 or parsed[k]:
+            if k < 0 or parsed[k] or k in fenced:
                 continue
             start, end = starts[k], ends[k]
             chunk = text[start:end]
@@ -379,6 +392,52 @@ def _chunked_layout(text: str) -> _Layout:
     code.sort()
     layout.regions = code
     return layout
+
+
+_FENCE_OPENING = re.compile(r" {0,3}+(`{3,}+|~{3,}+)([^\n]*)")
+_SPACES = re.compile(r" *+")
+
+
+def _fenced_paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The code of text[start:end] (a chunk, with nothing open before it) when it is paragraphs and
+    fenced blocks closed in it, each line unindented or indented by spaces only (markdown-it-py's
+    reading: a fence opens and closes at up to 3 spaces; a line indented more in a fenced block
+    is not read here); None for anything else."""
+    code: list[tuple[int, int]] = []
+    paragraph: list[tuple[int, str]] = []  # (where the line starts, the line)
+    fence: tuple[str, int, int] | None = None  # (its character, run length, where it starts)
+    position = start
+
+    def pair() -> None:
+        lines = [line for _, line in paragraph]
+        content = "\n".join(lines).strip(MD_TRIM_CHARS)
+        if "`" in content:
+            code.extend(_pair_block(text, _located(content, lines, [at for at, _ in paragraph]), False)[0])
+        paragraph.clear()
+
+    for line in text[start:end].split("\n"):
+        if "\t" in line[: len(line) - len(line.lstrip(" \t"))] or not line.strip(" \t"):
+            return None
+        if fence is not None:
+            indent = _SPACES.match(line).end()  # type: ignore[union-attr]
+            run = len(line) - indent - len(line[indent:].lstrip(fence[0]))
+            if run and indent > 3:
+                return None  # (may close it: indented code is off)
+            if run >= fence[1] and not line[indent + run :].strip(" \t"):
+                code.append((fence[2], position + len(line)))
+                fence = None
+        elif (opening := _FENCE_OPENING.fullmatch(line)) and (opening[1][0] == "~" or "`" not in opening[2]):
+            pair()
+            fence = (opening[1][0], len(opening[1]), position)
+        elif _FIRST_BLOCKISH.match(line):
+            return None
+        else:
+            paragraph.append((position, line))
+        position += len(line) + 1
+    if fence is not None:
+        return None
+    pair()
+    return code
 
 
 def removals_keep_code(old: str, new: str, edits: list[tuple[int, int, int]]) -> bool:
