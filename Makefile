@@ -8,6 +8,10 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 # The page's vendored JavaScript (answers/static/vendor/), refreshed by `make vendor-js` (needs npm; nothing
 # else does). markdown-it must stay the version markdown-it-py ports (markdown_it/port.yaml), so
 # the page and the server parse Markdown alike; tests/unit/test_rendering_markdown.py checks it.
+# One patch makes it parse as markdown-it-py does with indented code off (markdown-it-py 3's
+# is_code_block): a line indented 4 spaces or more is code only while the `code` rule is on, so
+# such a line can still close a fence or open a heading, quote or list (markdown-it/markdown-it
+# issue 936); without it the page showed as code what the server links (issue 30).
 MARKDOWN_IT_VERSION := 14.1.0
 DOMPURIFY_VERSION := 3.5.0
 
@@ -52,6 +56,9 @@ vendor-js:
 	cd "$(CURDIR)" && rm -rf answers/static/vendor/markdown-it answers/static/vendor/dompurify && \
 	mkdir -p answers/static/vendor/markdown-it answers/static/vendor/dompurify && \
 	cp "$$tmp"/md/package/dist/markdown-it.min.js "$$tmp"/md/package/LICENSE answers/static/vendor/markdown-it/ && \
+	sed -i -e 's/\([A-Za-z]\)\.sCount\[\([A-Za-z]\)\]-\1\.blkIndent>=4/\1.isCodeBlock(\2)/g' \
+	  -e 's/\([A-Za-z_$$][A-Za-z0-9_$$]*\)\.prototype\.isEmpty=function/\1.prototype.isCodeBlock=function(t){return this.sCount[t]-this.blkIndent>=4\&\&this.md.block.ruler.__rules__.some(function(r){return"code"===r.name\&\&r.enabled})},\1.prototype.isEmpty=function/' \
+	  answers/static/vendor/markdown-it/markdown-it.min.js && \
 	cp "$$tmp"/dp/package/dist/purify.min.js "$$tmp"/dp/package/dist/purify.min.js.map \
 	   "$$tmp"/dp/package/LICENSE "$$tmp"/dp/package/LICENSE-MPL answers/static/vendor/dompurify/ && \
 	echo "answers/static/vendor: markdown-it $(MARKDOWN_IT_VERSION), DOMPurify $(DOMPURIFY_VERSION)"

@@ -102,6 +102,10 @@ _NEUTRAL = str.maketrans({"[": "x", "\u3010": "x", "\uff3b": "x"})
 # Held blanks and an opening bracket with member characters only: more of these keep it undecided.
 _HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
 _MEMBER_CHARS = "0123456789 \t,-\u2013"
+_LONG = 64  # marker texts longer than this are not kept parsed (scan.marker_members)
+# What keeps a stretch from _quick_release: what may move code, escape, or open a dialect.
+_NOT_QUICK = re.compile("[`~\\\\\n|\u3010\uff3b\u2020]")
+_SHOWN_KEPT = 1024  # how many marker texts' displays an answer keeps
 _MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
 
 
@@ -162,6 +166,10 @@ class Step:
     cited: list[tuple[int, int]] = field(default_factory=list)  # (final number k, original number n)
 
 
+# What a piece that settles nothing makes displayable (one shared instance: callers only read steps).
+_NOTHING = Step("", [])
+
+
 class LiveDisplay:
     """Turns raw provider text, piece by piece, into the text finalize will give, as soon as it settles.
 
@@ -178,7 +186,17 @@ class LiveDisplay:
         self._open = _open_forms(self._dialects)
         self._context = ""  # stands in for everything displayed so far; "" at the start of the text
         self._pending = ""  # raw text received and not yet displayed
+        # Pieces received after _pending while nothing could settle (kept apart: appending each to
+        # _pending would copy the held stretch once per piece).
+        self._tail: list[str] = []
+        self._tail_size = 0
+        # The last walk of _before_the_end over the pending text: (where it began, where it stopped,
+        # what it set _stays_after to, at_line_start); a later walk over the same text that gets
+        # back to where this one began ends where it did. None once the pending text is cut.
+        self._walk: tuple[int, int, bool, bool] | None = None
         self._mapping: dict[int, int] = {}  # original number -> final number
+        # How a marker text is displayed, once all its members have numbers (they never change).
+        self._shown_as: dict[str, str] = {}
         self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
         self._held_open = False  # the pending text is blanks and an open bracket with member characters
         self._stays_after = False  # the text held after the last cut is blanks and a bracket never removed
@@ -187,23 +205,34 @@ class LiveDisplay:
     @property
     def held(self) -> int:
         """How many raw characters are held back."""
-        return len(self._pending)
+        return len(self._pending) + self._tail_size
+
+    def _hold(self, piece: str) -> Step:
+        self._tail.append(piece)
+        self._tail_size += len(piece)
+        return _NOTHING
+
+    def _pending_with(self, piece: str) -> str:
+        """The pending text, the pieces held apart and `piece`, as one string (now _pending's start)."""
+        if self._tail:
+            piece = "".join(self._tail) + piece
+            self._tail.clear()
+            self._tail_size = 0
+        return self._pending + piece
 
     def feed(self, piece: str) -> Step:
         """Take the next raw piece; return what it makes displayable."""
         if self._closed:
             raise ValueError("feed() after close()")
-        pending = self._pending + piece
         if self._unpaired_run and "`" not in piece and "~" not in piece and "\n" not in piece:
             # Only a backtick run (its partner), a fence or a new line (a blank one ends the
             # span's block) ends the wait.
-            self._pending = pending
-            return Step("")
+            return self._hold(piece)
         if self._held_open and not piece.strip(_MEMBER_CHARS):
             # An open bracket gaining member characters stays open: nothing to look at again
             # (a long run of digits fed one at a time costs its length, not its square).
-            self._pending = pending
-            return Step("")
+            return self._hold(piece)
+        pending = self._pending_with(piece)
         self._held_open = False
         context = self._context
         if (
@@ -218,6 +247,7 @@ class LiveDisplay:
             # its last character stands for the new last one (a "|" stays: it may make a table).
             display = pending.rstrip(" \t")
             self._pending = pending[len(display) :]
+            self._walk = None
             if display:
                 self._context = (
                     context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
@@ -230,13 +260,14 @@ class LiveDisplay:
             # characters alone will keep it so.
             self._held_open = _HELD_OPEN.fullmatch(pending) is not None
             return Step("")
-        return self._release(cut, final=False)
+        return self._quick_release(cut) or self._release(cut, final=False)
 
     def close(self) -> Step:
         """Mark the end of the answer; return everything still held back."""
         if self._closed:
             raise ValueError("close() called twice")
         self._closed = True
+        self._pending = self._pending_with("")
         if not self._pending:
             return Step("")
         return self._release(len(self._pending), final=True)
@@ -282,7 +313,14 @@ class LiveDisplay:
         """
         pending = self._pending
         self._stays_after = False
+        walk = self._walk
+        began = cut
         while True:
+            if walk is not None and cut == walk[0] and at_line_start == walk[3]:
+                # From here on this walk is the last one: it ends where that one did.
+                self._stays_after = walk[2]
+                cut = walk[1]
+                break
             before = cut
             while cut > 0 and pending[cut - 1] in " \t`":
                 cut -= 1
@@ -299,10 +337,13 @@ class LiveDisplay:
                 if self._never_removed(pending, opening, before):
                     # What follows the cut (blanks, then a bracket never removed) stays as it is.
                     self._stays_after = True
-                    return len(pending[:opening].rstrip(" \t"))
+                    cut = len(pending[:opening].rstrip(" \t"))
+                    break
                 cut = opening
             if cut == before:
-                return cut
+                break
+        self._walk = (began, cut, self._stays_after, at_line_start)
+        return cut
 
     def _open_before(self, line: int, cut: int) -> int | None:
         """The first opening in pending[line:cut] whose text up to the cut may still become a form."""
@@ -343,6 +384,73 @@ class LiveDisplay:
                 return True
         return False
 
+    def _quick_release(self, cut: int) -> Step | None:
+        """_release(cut, final=False) where it is simple, else None: in the middle of a paragraph's
+        settled line, a stretch that holds no line break, backtick, tilde, backslash, "|" or dialect
+        opening, and no marker strip would change, ending in no open bracket. Then nothing moves
+        code, nothing is normalized or stripped, and the context stays one of its kind (as in
+        feed's common case); only the markers are displayed in their final numbers."""
+        context = self._context
+        if (
+            not context
+            or context[-1] == "\n"
+            or "|" in context
+            or "`" in context
+            or "~" in context
+            or not line_settled(context[context.rfind("\n") + 1 :])
+        ):
+            return None
+        pending = self._pending
+        chunk = pending[:cut]
+        if _NOT_QUICK.search(chunk) or (self._dialects and _MAY_BE_DIALECT.search(context[-1] + chunk)):
+            return None
+        after = ""
+        if self._stays_after:
+            after = pending[cut : cut + 2 + len(pending[cut:]) - len(pending[cut:].lstrip(" \t"))]
+        bracket = chunk.rfind("[")
+        if bracket >= 0 and _MARKER_TAIL.fullmatch(chunk[bracket:] + after):
+            return None
+        text = context + chunk
+        parts, excluded = split_candidates(text)
+        shown_as = self._shown_as
+        written_set = (
+            set(parts[1::2])
+            if not excluded
+            else {parts[i] for i in range(1, len(parts), 2) if i not in excluded}
+        )
+        if not excluded and shown_as.keys() >= written_set:
+            # (The flood's case: every marker text is one already shown.)
+            parts[1::2] = map(shown_as.__getitem__, parts[1::2])
+            display = "".join(parts)[len(context) :]
+            self._pending = pending[cut:]
+            self._walk = None
+            self._context = context[:-1] + _last(display)
+            return Step(display, [])
+        count = self._count
+        if any(
+            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
+            for written in written_set
+        ):
+            return None
+        found = [i for i in range(1, len(parts), 2) if i not in excluded]
+        mapping = self._mapping
+        cited: list[tuple[int, int]] = []
+        for i in found:
+            written = parts[i]
+            shown = shown_as.get(written)
+            if shown is None:
+                members = marker_members(written)
+                cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
+                shown = render_marker(mapping[m] for m in members)
+                if len(shown_as) < _SHOWN_KEPT:
+                    shown_as[written] = shown
+            parts[i] = shown
+        display = "".join(parts)[len(context) :]
+        self._pending = pending[cut:]
+        self._walk = None
+        self._context = context[:-1] + _last(display)
+        return Step(display, cited)
+
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
         context = self._context
@@ -360,8 +468,13 @@ class LiveDisplay:
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
             states.append(_context(text, after)[0])
         parts, excluded = split_candidates(text)
-        markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
-        if any(not in_range(member, self._count) for members in markers.values() for member in members):
+        found = [i for i in range(1, len(parts), 2) if i not in excluded]
+        # (A long marker is left to strip to read: its numbers may cost their square to convert.)
+        count = self._count
+        if any(
+            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
+            for written in {parts[i] for i in found}
+        ):
             stripped: list[int] = []
             while True:
                 text, joins = strip_pass(text, self._count, stripped)
@@ -370,18 +483,28 @@ class LiveDisplay:
                 # Re-rendering a marker moves no code; a removal may have.
                 states.append(_context(text, after)[0])
             parts, excluded = split_candidates(text)
-            markers = {i: marker_members(parts[i]) for i in range(1, len(parts), 2) if i not in excluded}
+            found = [i for i in range(1, len(parts), 2) if i not in excluded]
         first = states[0]
         if not final and (first is None or any(state is None or state[0] != first[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
         mapping = self._mapping
+        shown_as = self._shown_as
         cited: list[tuple[int, int]] = []
-        for i, members in markers.items():
-            cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
-            parts[i] = render_marker(mapping[m] for m in members)
+        for i in found:
+            written = parts[i]
+            shown = shown_as.get(written)
+            if shown is None:
+                members = marker_members(written)
+                cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
+                shown = render_marker(mapping[m] for m in members)
+                if len(shown_as) < _SHOWN_KEPT:
+                    shown_as[written] = shown
+            parts[i] = shown
         shown = "".join(parts)
         display = shown[len(context) :]
         self._pending = self._pending[cut:]
+        if cut:
+            self._walk = None
         if not final:
             # The state the last step left (renumbering after it moves nothing that matters).
             last = states[-1]

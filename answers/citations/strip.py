@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import accumulate, compress
 from typing import Protocol
 
+from answers.citations.code import removals_keep_code
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
@@ -61,26 +62,31 @@ def strip_pass(
     text: str, count: int, stripped: list[int], trace: StripTrace | None = None
 ) -> tuple[str, list[int]]:
     """One pass over all markers of `text`; returns the new text and where each removal joined it."""
-    text, joins, _ = _full_pass(text, count, stripped, trace, split=False)
+    text, joins, _, _ = _full_pass(text, count, stripped, trace, split=False)
     return text, joins
 
 
 def _full_pass(
     text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
-) -> tuple[str, list[int], Split | None]:
-    """strip_pass, and (if `split`) the split_candidates() of the new text where the pass can tell it without
-    cutting again."""
+) -> tuple[str, list[int], Split | None, bool]:
+    """strip_pass, (if `split`) the split_candidates() of the new text where the pass can tell it without
+    cutting again, and (if `split`) whether its removals surely left code where it was."""
+    old = text
     parts, excluded = split_candidates(text)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
-    removed = _edit_pass(edited, excluded, count, stripped, verdicts)
+    # Where code may be, the edits are kept (in `old`: start, end, length of the replacement).
+    code = split and ("`" in old or "~" in old or "|" in old)
+    edits: list[tuple[int, int, int]] | None = [] if code else None
+    offsets = list(accumulate(map(len, parts), initial=0)) if code else []
+    removed = _edit_pass(edited, excluded, count, stripped, verdicts, edits, offsets)
     if trace is not None:
         trace.full_pass(parts, excluded, edited, verdicts)
     if removed is None:
-        return text, [], (edited, excluded)
+        return text, [], (edited, excluded), True
     text = "".join(edited)
     if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
-        return text, [], (edited, excluded)
+        return text, [], (edited, excluded), True
     # A removed candidate is "": it ends where it joined. (Sums of the stretches
     # between removals: most candidates stay, and a list of every end costs more.)
     joins: list[int] = []
@@ -89,9 +95,12 @@ def _full_pass(
         end += sum(map(len, edited[previous:i]))
         joins.append(end)
         previous = i
-    if not split or not _joins_alone(text, joins):
-        return text, joins, None
-    return text, joins, _joined(edited, excluded, removed)
+    if not split:
+        return text, joins, None, False
+    kept = edits is None or removals_keep_code(old, text, edits)
+    if not _joins_alone(text, joins):
+        return text, joins, None, kept
+    return text, joins, _joined(edited, excluded, removed), kept
 
 
 def _joins_alone(text: str, joins: list[int]) -> bool:
@@ -129,11 +138,19 @@ def _joined(parts: list[str], excluded: set[int], removed: list[int]) -> Split:
 
 
 def _edit_pass(
-    parts: list[str], excluded: set[int], count: int, stripped: list[int], verdicts: dict[str, Verdict]
+    parts: list[str],
+    excluded: set[int],
+    count: int,
+    stripped: list[int],
+    verdicts: dict[str, Verdict],
+    edits: list[tuple[int, int, int]] | None = None,
+    offsets: list[int] | None = None,
 ) -> list[int] | None:
     """Strip the markers among `parts` in place; returns the i of the removed ones (now "").
 
-    None when no marker changed. `verdicts` receives the verdict of each marker text that changes.
+    None when no marker changed. `verdicts` receives the verdict of each marker text that changes;
+    `edits` (with `offsets`, where each part starts in the text), each change: its start and end
+    in the text and the length of what replaced it.
     """
     # What becomes of a marker depends on its text alone: work it out once per distinct text.
     verdicts.update(
@@ -162,15 +179,23 @@ def _edit_pass(
         replacement, dropped = verdict
         stripped += dropped
         if replacement:
+            if edits is not None and offsets is not None:
+                edits.append((offsets[i], offsets[i + 1], len(replacement)))
             parts[i] = replacement
             continue
+        start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
         # The blank run before a marker never reaches past the text before it:
         # a removal leaves a non-blank character (or the text's start) on its left.
         before = parts[i - 1].rstrip(" \t")
         if len(before) < len(parts[i - 1]):
+            start -= len(parts[i - 1]) - len(before)
             parts[i - 1] = before
         elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
-            parts[i + 1] = parts[i + 1].lstrip(" \t")
+            after = parts[i + 1].lstrip(" \t")
+            end += len(parts[i + 1]) - len(after)
+            parts[i + 1] = after
+        if edits is not None:
+            edits.append((start, end, 0))
         parts[i] = ""
         left[i] = char_before(i)
         removed.append(i)
@@ -342,10 +367,12 @@ def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace |
     """
     stripped: list[int] = []
     while True:
-        text, joins, split = _full_pass(text, source_count, stripped, trace)
+        text, joins, split, kept = _full_pass(text, source_count, stripped, trace)
         draft = Draft(text)
-        while joins and not _changes_code(draft, joins):
+        # (After the full pass, it says whether code stayed; after a local pass, _changes_code.)
+        while joins and kept:
             joins = _local_pass(draft, joins, source_count, stripped, trace)
+            kept = not _changes_code(draft, joins)
         if draft.edits():
             split = None
         text = draft.text()

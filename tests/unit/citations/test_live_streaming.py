@@ -90,6 +90,17 @@ CASES = [
         [("```\n[1]\n", []), ("``x\n", []), ("[2] ", [])],
         id="fence/two-backticks-do-not-close",
     ),
+    pytest.param(
+        ["````\n> ````\n", "x [3]"],
+        # The fence is in no quote: "> ````" is its text, not its closing line (issue 30).
+        [("````\n> ````\n", []), ("x", []), (" [3]", [])],
+        id="fence/a-quoted-run-does-not-close-an-unquoted-fence",
+    ),
+    pytest.param(
+        ["> ````\n> a\n", "> ````\n", "x [3]"],
+        [("", []), ("", []), ("> ````\n> a\n> ````\nx", []), (" [1]", [(1, 3)])],
+        id="fence/a-quoted-fence-closes-at-its-quoted-run",
+    ),
     # Inline code spans across pieces
     pytest.param(
         ["`a [1]", " b` [2] "],
