@@ -91,6 +91,13 @@ class APIView(AsyncAPIView):  # type: ignore[misc]
             SyncAPIView.check_throttles(self, request)
 
 
+async def _serialized(serializer_class: Any, instance: Any, **kwargs: Any) -> Any:
+    """`serializer_class(instance, **kwargs).data`, computed in a worker thread: an answer's (or its
+    trail's) fields are thousands of objects for a long or flooded answer, and serializing them on
+    the event loop stalls every other request and stream of the process (bench/NOTES_by_hand.md)."""
+    return await sync_to_async(lambda: serializer_class(instance, **kwargs).data)()
+
+
 def _parse_id(raw: str) -> uuid.UUID:
     """The id in its one form (selectors.parse_answer_id); any other spelling is an unknown answer."""
     parsed = selectors.parse_answer_id(raw)
@@ -210,7 +217,8 @@ class AnswerAskView(APIView):
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
-        return Response(AnswerOutputSerializer(answer).data, status=status.HTTP_201_CREATED, headers=headers)
+        data = await _serialized(AnswerOutputSerializer, answer)
+        return Response(data, status=status.HTTP_201_CREATED, headers=headers)
 
 
 # How a failed answer reads on the JSON path, by its error kind; any other kind is a 502.
@@ -299,7 +307,7 @@ class AnswerDetailView(APIView):
         if answer is None:
             raise NotFound("No answer has this id.")
         redaction = await sync_to_async(selectors.answer_redaction)(answer=answer, user=request.user)
-        return Response(AnswerOutputSerializer(answer, context={"redaction": redaction}).data)
+        return Response(await _serialized(AnswerOutputSerializer, answer, context={"redaction": redaction}))
 
 
 class AnswerTrailView(APIView):
@@ -312,7 +320,7 @@ class AnswerTrailView(APIView):
         answer = await sync_to_async(selectors.answer_trail_get)(answer_id=_parse_id(answer_id))
         if answer is None:
             raise NotFound("No answer has this id.")
-        return Response(TrailOutputSerializer(answer).data)
+        return Response(await _serialized(TrailOutputSerializer, answer))
 
 
 class AnswerFeedbackView(APIView):
@@ -409,4 +417,4 @@ class ConversationDetailView(APIView):
             "created_at": conversation.created_at,
             "answers": conversation_turns(conversation),
         }
-        return Response(ConversationOutputSerializer(payload).data)
+        return Response(await _serialized(ConversationOutputSerializer, payload))
