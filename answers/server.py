@@ -49,6 +49,26 @@ def freeze_startup_heap() -> int:
     return gc.get_freeze_count()
 
 
+# The longest a thread holding the GIL keeps it while another waits for it (CPython's default: 5 ms).
+SWITCH_INTERVAL_S = 0.001
+
+
+def shorten_switch_interval() -> float:
+    """Make threads hand the GIL to the event loop sooner; returns the interval set.
+
+    An answer's CPU work after `done` (its HTML, its trail, its support record, a trail or
+    answer read serialized for a reviewer) runs in worker threads, off the event loop, but
+    Python runs one thread at a time: each time the loop thread wants the GIL back (for
+    every callback of every request), it waits up to the switch interval for a busy thread
+    to let go. During a 30 KB marker flood, 1 ms instead of 5 ms halved `/healthz`'s p99 and
+    slowest reply (195.6 -> 105.5 ms, 367 -> 200 ms) with the flood itself no slower
+    (bench/bench_healthz_ab.py, bench/NOTES_by_hand.md). Long C calls that hold the GIL
+    throughout (nh3, json on a large record) are not shortened by it.
+    """
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    return sys.getswitchinterval()
+
+
 def reap_on_start() -> list[Any]:
     """Fail answers a dead process left in flight. Never stops the server from starting."""
     try:
