@@ -288,13 +288,9 @@ def _unauthorized(exc: AuthenticationFailed) -> HttpResponse:
     return response
 
 
-@require_safe
-def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
-    """One answer, server-rendered: the persisted final pair (or its error).
-
-    The API's read rules and its way of telling who asks (answers.auth): a browser's session, or a
-    token (a bad one is a 401); anyone who may not read the answer gets the 404 of a missing one.
-    """
+def _readable_answer(request: HttpRequest, answer_id: uuid.UUID) -> tuple[Any, Answer] | HttpResponse:
+    """Who asks and the answer, by the permalink's read rules (answers.auth): a bad token's 401
+    response; Http404, as for a missing one, for whoever may not read it."""
     try:
         user = request_user(request)
     except AuthenticationFailed as exc:
@@ -302,6 +298,20 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     answer = selectors.answer_get(answer_id=answer_id, user=user)
     if answer is None:
         raise Http404("No answer has this id.")
+    return user, answer
+
+
+@require_safe
+def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
+    """One answer, server-rendered: the persisted final pair (or its error).
+
+    The API's read rules and its way of telling who asks (answers.auth): a browser's session, or a
+    token (a bad one is a 401); anyone who may not read the answer gets the 404 of a missing one.
+    """
+    found = _readable_answer(request, answer_id)
+    if isinstance(found, HttpResponse):
+        return found
+    user, answer = found
     context = {"form": AskForm(), **_answer_context(answer, user)}
     # A declined answer offers the example questions again: questions the site does answer.
     context["examples"] = selectors.first_screen_get().examples if context["declined"] else []
@@ -347,13 +357,10 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
 
     The permalink's read rules (a 404 for whoever may not read it); an answer not done is a 409.
     """
-    try:
-        user = request_user(request)
-    except AuthenticationFailed as exc:
-        return _unauthorized(exc)
-    answer = selectors.answer_get(answer_id=answer_id, user=user)
-    if answer is None:
-        raise Http404("No answer has this id.")
+    found = _readable_answer(request, answer_id)
+    if isinstance(found, HttpResponse):
+        return found
+    _, answer = found
     if answer.status != Answer.Status.DONE:
         return HttpResponse(
             "This answer is not finished; its Markdown is there once it is.\n",

@@ -326,26 +326,5 @@
     }, { passive: true });
   }
 
-  function setUpAll() {
-    for (const container of document.querySelectorAll("[data-answer]")) {
-      setUp(container);
-    }
-    new MutationObserver(function (records) {
-      for (const record of records) {
-        for (const node of record.addedNodes) {
-          if (node.nodeType === 1) {
-            for (const container of node.matches("[data-answer]") ? [node] : node.querySelectorAll("[data-answer]")) {
-              setUp(container);
-            }
-          }
-        }
-      }
-    }).observe(document.body, { childList: true, subtree: true });
-  }
-
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", setUpAll);
-  } else {
-    setUpAll();
-  }
+  window.AnswerContainers.each(setUp);
 })();
