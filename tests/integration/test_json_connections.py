@@ -24,6 +24,7 @@ from tests.fixtures.live_server import (
     served,
 )
 from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.waiting import await_until
 
 ASKS = 30
 
@@ -61,8 +62,9 @@ async def test_json_asks_waiting_on_the_provider_hold_no_database_connection(
             asyncio.create_task(client.post("/api/answers/", json={"question": f"What do zebras eat? #{i}"}))
             for i in range(ASKS)
         ]
-        while len(stub.requests) < ASKS:  # noqa: ASYNC110  (every ask is waiting on the model)
-            await asyncio.sleep(0.05)
+        await await_until(  # every ask is waiting on the model
+            lambda: len(stub.requests) >= ASKS, within=30, what=f"{ASKS} asks to reach the provider"
+        )
         during = open_database_connections(live)
         responses = await asyncio.gather(*asks)
 

@@ -23,6 +23,7 @@ from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.providers import Reply
+from tests.fixtures.waiting import await_until
 
 pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
 
@@ -72,9 +73,13 @@ async def test_a_long_generation_keeps_beating_and_is_never_reaped(settings, stu
 
     accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
     reaped = []
-    for _ in range(16):
-        await asyncio.sleep(0.25)
-        reaped += await sync_to_async(store.answer_reap_stale)()
+
+    async def reap_until_finished() -> bool:
+        # The reaper runs every 0.25 s (pacing, not a wait) for as long as the answer is in flight.
+        reaped.extend(await sync_to_async(store.answer_reap_stale)())
+        return (await Answer.objects.aget(id=accepted.id)).status not in ("pending", "streaming")
+
+    await await_until(reap_until_finished, within=30, what="the long generation to end", every=0.25)
     await lifecycle.wait_for_background()
 
     assert reaped == []
@@ -132,7 +137,9 @@ async def test_lifespan_shutdown_fails_what_cannot_finish_and_publishes_error(se
     stub_openai.set_default(Reply(pieces=["Started [1] ", "but never finished"], hang_after=1, hang=30))
     app = ServerLifecycle(None, reap=False)
     accepted = await flow.ask(question=QUESTION, asker_id=None, publisher=SSE)
-    await asyncio.sleep(0.3)  # the first piece arrives
+    await await_until(  # the first piece arrives (its delta is stored)
+        sync_to_async(lambda: "delta" in event_types(accepted.id)), within=20, what="the first delta"
+    )
 
     try:
         await _lifespan(app, "startup", "shutdown")

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, two_processes
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage, two_processes
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.redis_server import PrivateRedis
 from tests.fixtures.sse_client import sse_messages
@@ -192,6 +192,28 @@ class SSEReader:
             assert "".join(e.data["display"] for e in self.of("delta")) == self.of("done")[0].data["text"]
 
 
+MARKER = "test-marker"
+_SEND_MARKER = (
+    "import uuid; from answers.sse.channels import channel_for; from answers.sse.publish import send; "
+    "send(channel_for(uuid.UUID({answer_id!r})), {marker!r}, {{}})"
+)
+
+
+async def nothing_more_on_its_way(servers: Servers, reader: SSEReader, answer_id: str) -> None:
+    """Proves that nothing else will reach `reader` (no event sent twice), without waiting a while.
+
+    A marker event is sent on the answer's channel after everything else, by A's own path
+    (stored, then published through Redis); delivery on a stream is in order, so anything sent
+    twice arrives before it. Once it is there it must be the last event, and is set aside.
+    """
+    script = _SEND_MARKER.format(answer_id=answer_id, marker=MARKER)
+    await asyncio.to_thread(manage, ["shell", "-c", script], servers.a.env)
+    await reader.wait_for_type(MARKER, CATCH_UP_TIMEOUT_S)
+    assert reader.types.count(MARKER) == 1, reader.types
+    assert reader.events[-1].type == MARKER, f"events after the marker: {reader.events}"
+    del reader.events[-1]
+
+
 def pieces_of(tag: str, count: int) -> list[str]:
     return [f"Zebras {tag} graze piece {i} [{1 + i % 2}]. " for i in range(count)]
 
@@ -272,13 +294,16 @@ async def test_a_stream_on_another_process_catches_up_when_redis_returns_then_ge
             release.set()
             fetched = await finished(on_a, accepted["id"])  # generated on A while Redis is down
             assert fetched["status"] == "done", fetched
-            await asyncio.sleep(1.0)
             assert on_b_stream.types == ["references"], "B got events with Redis down: not under test"
 
+            back_at = time.monotonic()
             live.redis.start()  # same port; neither server process restarts
             await on_b_stream.wait_for_type("done", CATCH_UP_TIMEOUT_S)
-            await asyncio.sleep(0.5)  # anything sent twice would arrive now
+            await nothing_more_on_its_way(live, on_b_stream, accepted["id"])
 
+        # Nothing reached B during the outage (checked over all of it, not a while of it).
+        during_outage = [e.type for e in on_b_stream.events if e.at < back_at]
+        assert during_outage == ["references"], "B got events with Redis down: not under test"
         on_b_stream.assert_complete_once_in_order(pieces)
         assert on_b_stream.of("done")[0].data["text"] == fetched["text"]
 
@@ -325,12 +350,19 @@ async def test_a_stream_on_another_process_gets_every_event_when_redis_restarts_
         accepted = await ask(on_a)
         async with SSEReader(on_b, accepted["events_url"]) as on_b_stream:
             await await_until(sent.is_set, within=TIMEOUT_S, what="the third piece")
+            failed_before = live.log_a().count("Redis publish failed")
             live.redis.stop()
-            await asyncio.sleep(0.8)
+            # Down until A has published into the outage (its warning is logged), so some events
+            # went only to A.
+            await await_until(
+                lambda: live.log_a().count("Redis publish failed") > failed_before,
+                within=TIMEOUT_S,
+                what="A to publish while Redis is down",
+            )
             live.redis.start()
             fetched = await finished(on_a, accepted["id"])
             await on_b_stream.wait_for_type("done", CATCH_UP_TIMEOUT_S)
-            await asyncio.sleep(0.5)
+            await nothing_more_on_its_way(live, on_b_stream, accepted["id"])
 
     assert fetched["status"] == "done", fetched
     on_b_stream.assert_complete_once_in_order(pieces)

@@ -18,6 +18,7 @@ import pytest
 
 from tests.fixtures.live_server import corpus, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.waiting import await_until, wait_until
 
 QUESTION = "What do zebras eat on the grass?"
 
@@ -47,10 +48,7 @@ def stop_server(pid: int, timeout: float = 30) -> float:
     """SIGTERM, then wait for the process to exit; returns how long it took."""
     started = time.monotonic()
     os.kill(pid, signal.SIGTERM)
-    while not _exited(pid):
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"the server did not exit within {timeout} s of SIGTERM")
-        time.sleep(0.05)
+    wait_until(lambda: _exited(pid), within=timeout, what="the server to exit after SIGTERM")
     return time.monotonic() - started
 
 
@@ -107,8 +105,9 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
         async def both_in_flight() -> asyncio.Task[httpx.Response]:
             json_ask = asyncio.create_task(_json_ask_in_flight(live.url))
             await _ask_and_wait_for_first_delta(live.url)
-            while len(stub.requests) < 2:  # noqa: ASYNC110  (the JSON ask reached the provider too)
-                await asyncio.sleep(0.05)
+            await await_until(
+                lambda: len(stub.requests) >= 2, within=20, what="the JSON ask to reach the provider too"
+            )
             return json_ask
 
         async def scenario() -> tuple[float, httpx.Response]:

@@ -13,7 +13,7 @@ import contextlib
 import resource
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import httpx
 import pytest
@@ -27,10 +27,17 @@ from tests.fixtures.live_server import (
 )
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream
+from tests.fixtures.waiting import await_until, await_value
 
 STREAMS = 12
+SETTLE_S = 10.0  # generous: 2 cores, other tests running alongside
 
 pytestmark = postgresql_only
+
+
+def session_count(live: LiveServer) -> Callable[[], Awaitable[int]]:
+    """Reads the server's database sessions off the event loop (the streams' reads go on)."""
+    return lambda: asyncio.to_thread(open_database_connections, live)
 
 
 def _raise_open_file_limit(wanted: int) -> None:
@@ -77,8 +84,8 @@ async def test_idle_streams_give_their_database_connections_back(
 
         async with contextlib.AsyncExitStack() as stack:
             await asyncio.gather(*[_open_and_catch_up(client, events_url, stack) for _ in range(STREAMS)])
-            await asyncio.sleep(0.5)
-            during = open_database_connections(live)
+            # Their replays have given their connections back once the count is down (polled).
+            during = await await_value(session_count(live), lambda n: n <= before + 2, within=SETTLE_S)
 
     assert during <= before + 2, f"{STREAMS} idle streams hold {during - before} more database connections"
 
@@ -131,17 +138,19 @@ async def test_more_streams_than_postgres_max_connections_all_open_and_all_finis
         async with PeakSessions(live, every=0.1) as sessions:
             loop = asyncio.get_running_loop()
             streams = [loop.create_task(follow(client, events_url)) for _ in range(count)]
+
+            def all_caught_up() -> bool:
+                failed = [t for t in streams if t.done()]
+                if failed:
+                    failed[0].result()  # raises what went wrong
+                    raise AssertionError("a stream ended before the answer was released")
+                return caught_up >= count
+
             try:
-                async with asyncio.timeout(40):
-                    while caught_up < count:
-                        failed = [t for t in streams if t.done()]
-                        if failed:
-                            failed[0].result()  # raises what went wrong
-                            raise AssertionError("a stream ended before the answer was released")
-                        await asyncio.sleep(0.1)
+                await await_until(all_caught_up, within=40, what=f"{count} streams to catch up", every=0.1)
                 opened_in = time.monotonic() - started
-                await asyncio.sleep(0.5)  # all held open, waiting
-                held = open_database_connections(live)
+                # All held open, waiting: their replays' connections given back (polled).
+                held = await await_value(session_count(live), lambda n: n <= before + 2, within=SETTLE_S)
                 release.set()
                 async with asyncio.timeout(40):
                     await asyncio.gather(*streams)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -22,6 +21,7 @@ import pytest
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, served, server_threads
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream, wait_until_finished
+from tests.fixtures.waiting import await_until, await_value
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -43,12 +43,7 @@ def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
 
 async def _threads_once_at_most(pid: int, bound: int, limit_s: float) -> int:
     """The process's thread count once it is at most `bound` (polled), or when `limit_s` has passed."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        threads = server_threads(pid)
-        if threads <= bound or time.monotonic() > deadline:
-            return threads
-        await asyncio.sleep(0.2)
+    return await await_value(lambda: server_threads(pid), lambda n: n <= bound, within=limit_s, every=0.2)
 
 
 async def test_idle_streams_hold_no_thread_each_and_all_get_the_answer(
@@ -119,10 +114,15 @@ async def test_json_asks_waiting_for_the_provider_hold_no_thread_each(
                 for i in range(JSON_ASKS)
             ]
             # Every ask has reached the provider (the stub holds it): all are waiting now.
-            deadline = time.monotonic() + OPEN_LIMIT_S
-            while len(stub.requests) - asked_before < JSON_ASKS and time.monotonic() < deadline:  # noqa: ASYNC110  (the stub's thread appends; nothing to await)
-                await asyncio.sleep(0.1)
-            assert len(stub.requests) - asked_before == JSON_ASKS, "not every ask reached the provider"
+            await await_until(
+                lambda: len(stub.requests) - asked_before >= JSON_ASKS,
+                within=OPEN_LIMIT_S,
+                what="every ask to reach the provider",
+                every=0.1,
+            )
+            assert len(stub.requests) - asked_before == JSON_ASKS, (
+                "an ask reached the provider more than once"
+            )
             held = await _threads_once_at_most(live.pid, before + THREADS_ALLOWED, 30.0)
             assert not any(ask.done() for ask in asks), "an ask was answered while the provider held it"
 
