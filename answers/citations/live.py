@@ -433,7 +433,18 @@ class LiveDisplay:
         ):
             return None
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
+        cited = self._show(parts, found)
+        display = "".join(parts)[len(context) :]
+        self._pending = pending[cut:]
+        self._walk = None
+        self._context = context[:-1] + _last(display)
+        return Step(display, cited)
+
+    def _show(self, parts: list[str], found: list[int]) -> list[tuple[int, int]]:
+        """Each marker of `parts` at `found` replaced by its display in final numbering (kept once
+        rendered, up to _SHOWN_KEPT); the (final, written) numbers this cites first, in order."""
         mapping = self._mapping
+        shown_as = self._shown_as
         cited: list[tuple[int, int]] = []
         for i in found:
             written = parts[i]
@@ -445,11 +456,7 @@ class LiveDisplay:
                 if len(shown_as) < _SHOWN_KEPT:
                     shown_as[written] = shown
             parts[i] = shown
-        display = "".join(parts)[len(context) :]
-        self._pending = pending[cut:]
-        self._walk = None
-        self._context = context[:-1] + _last(display)
-        return Step(display, cited)
+        return cited
 
     def _release(self, cut: int, final: bool) -> Step:
         chunk = self._pending[:cut]
@@ -487,19 +494,7 @@ class LiveDisplay:
         first = states[0]
         if not final and (first is None or any(state is None or state[0] != first[0] for state in states)):
             return Step("")  # a removal changed what the stretch leaves behind: wait for more
-        mapping = self._mapping
-        shown_as = self._shown_as
-        cited: list[tuple[int, int]] = []
-        for i in found:
-            written = parts[i]
-            shown = shown_as.get(written)
-            if shown is None:
-                members = marker_members(written)
-                cited += [(mapping[member], member) for member in number_first_citations(mapping, members)]
-                shown = render_marker(mapping[m] for m in members)
-                if len(shown_as) < _SHOWN_KEPT:
-                    shown_as[written] = shown
-            parts[i] = shown
+        cited = self._show(parts, found)
         shown = "".join(parts)
         display = shown[len(context) :]
         self._pending = self._pending[cut:]
