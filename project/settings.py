@@ -238,9 +238,10 @@ ANSWERS_PROVIDER = os.environ.get("ANSWERS_PROVIDER", "extractive")
 ANSWERS_MODEL = os.environ.get("ANSWERS_MODEL", "")
 ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
 # A score (0..1) is at most the rarity-weighted share of the question a passage covers
-# (answers/retrieval/rerank.py); 0.35 is answers.conf.MIN_SCORE_DEFAULT, chosen from the
-# labeled set (bench/RESULTS_relevance.md). Below it nothing is retrieved.
-ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.35)
+# (answers/retrieval/rerank.py). Unset, the app's default applies: answers.conf.MIN_SCORE_DEFAULT,
+# chosen from the labeled set (bench/RESULTS_relevance.md). Below it nothing is retrieved.
+if os.environ.get("ANSWERS_MIN_SCORE", "").strip():
+    ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.0)
 ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
 # When no retrieved source reaches ANSWERS_MIN_SCORE: "decline" (the provider is not called; the
 # answer is ANSWERS_DECLINE_TEXT, marked declined) or "answer" (the provider is called anyway).
