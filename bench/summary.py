@@ -50,9 +50,15 @@ def rows() -> list[list[str]]:
     f = _load("floods")
     if f:
         for case in f["floods"]:
+            verdict = _met(case["ratio"] <= 3)
+            floor_ms = case.get("floor_ms")
+            if case["ratio"] > 3 and floor_ms and floor_ms > 3 * case["whole_ms"]:
+                verdict += (f" (a display that does nothing, fed the same pieces, costs {floor_ms:.1f} ms ="
+                            f" {floor_ms / case['whole_ms']:.1f}x; the live display is"
+                            f" {case['live_ms'] / floor_ms:.2f}x that floor)")  # fmt: skip
             out.append(
                 [f"live display, {case['name']}", f"the whole-text functions: {case['whole_ms']:.1f} ms",
-                 "within 3x", f"{case['live_ms']:.1f} ms = {case['ratio']:.2f}x", _met(case["ratio"] <= 3)]
+                 "within 3x", f"{case['live_ms']:.1f} ms = {case['ratio']:.2f}x", verdict]
             )  # fmt: skip
         s = f["structured"]
         ratio = s["all_ms"] / s["floor_ms"]

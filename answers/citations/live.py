@@ -222,15 +222,18 @@ class LiveDisplay:
 
     def feed(self, piece: str) -> Step:
         """Take the next raw piece; return what it makes displayable."""
+        if self._held_open and ((piece.isdigit() and piece.isascii()) or not piece.strip(_MEMBER_CHARS)):
+            # An open bracket gaining member characters stays open: nothing to look at again
+            # (a long run of digits fed one at a time costs its length, not its square; held
+            # inline, as the cheapest path: it is taken once per character of such a run).
+            self._tail.append(piece)
+            self._tail_size += len(piece)
+            return _NOTHING
         if self._closed:
             raise ValueError("feed() after close()")
         if self._unpaired_run and "`" not in piece and "~" not in piece and "\n" not in piece:
             # Only a backtick run (its partner), a fence or a new line (a blank one ends the
             # span's block) ends the wait.
-            return self._hold(piece)
-        if self._held_open and not piece.strip(_MEMBER_CHARS):
-            # An open bracket gaining member characters stays open: nothing to look at again
-            # (a long run of digits fed one at a time costs its length, not its square).
             return self._hold(piece)
         pending = self._pending_with(piece)
         self._held_open = False
@@ -267,6 +270,7 @@ class LiveDisplay:
         if self._closed:
             raise ValueError("close() called twice")
         self._closed = True
+        self._held_open = False  # feed() checks it before _closed
         self._pending = self._pending_with("")
         if not self._pending:
             return Step("")

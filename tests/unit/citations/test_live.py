@@ -192,6 +192,22 @@ CASES = [
         id="dialect/fullwidth-held-until-decided",
     ),
     pytest.param(
+        ["a [", "1", "2", "\u0663", "]", " b"],
+        3,
+        None,
+        ["a", "", "", " [12\u0663", "]", " b", ""],
+        [[], [], [], [], [], [], []],
+        id="held-open/a-non-ascii-digit-is-no-member",
+    ),
+    pytest.param(
+        ["a [", "1", ",", " ", "3", "]", " b"],
+        3,
+        None,
+        ["a", "", "", "", "", "", " [1, 2] b", ""],
+        [[], [], [], [], [], [], [(1, 1), (2, 3)], []],
+        id="held-open/members-fed-one-at-a-time",
+    ),
+    pytest.param(
         ["a [cita", "tion: 2] b"],
         2,
         None,
