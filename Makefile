@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 # The page's vendored JavaScript (answers/static/vendor/), refreshed by `make vendor-js` (needs npm; nothing
 # else does). markdown-it must stay the version markdown-it-py ports (markdown_it/port.yaml), so
-# the page and the server parse Markdown alike; tests/unit/test_rendering_markdown.py checks it.
+# the page and the server parse Markdown alike; tests/unit/test_rendering.py checks it.
 # One patch makes it parse as markdown-it-py does with indented code off (markdown-it-py 3's
 # is_code_block): a line indented 4 spaces or more is code only while the `code` rule is on, so
 # such a line can still close a fence or open a heading, quote or list (markdown-it/markdown-it

@@ -22,7 +22,7 @@ __all__ = ["AlreadyRegistered", "Source", "register", "unregister"]
 
 def __getattr__(name: str) -> Any:
     # `answers.content.register` and friends load on first use: the registry needs Django, and
-    # `readers` (this package too) must import without it (tests/unit/test_readers.py).
+    # `readers` (this package too) must import without it (tests/unit/content/test_readers.py).
     if name in __all__:
         return getattr(importlib.import_module("answers.content.registry"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
