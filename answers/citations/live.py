@@ -1,4 +1,9 @@
-"""Live display (docs/citations.md): raw provider pieces in, final text and first citations out."""
+"""Live display (docs/citations.md): raw provider pieces in, final text and first citations out.
+
+The engine, LiveDisplay. Why it may cut the raw text where it does, and the
+context it keeps in place of what it has displayed, are in
+answers/citations/live_context.py.
+"""
 
 from __future__ import annotations
 
@@ -6,99 +11,21 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from answers.citations.code import code_tail, line_settled
+from answers.citations.code import line_settled
 from answers.citations.finalize import number_first_citations
-from answers.citations.normalize import _selection, normalize_markers
+from answers.citations.live_context import MARKER_TAIL, ending, open_forms, state_after
+from answers.citations.normalize import dialect_selection, normalize_markers
 from answers.citations.scan import in_range, marker_members, render_marker, split_candidates
 from answers.citations.strip import strip_pass
 
-# --- What may still change ------------------------------------------------------
-#
-# The whole-text functions are not local: a removal joins the text around it,
-# and the join can close a bracket, merge two backtick runs, put a fence at a
-# line start or put a backslash before a marker. The engine therefore cuts the
-# raw text only where nothing on the left of the cut can change whatever comes
-# on the right, processes each stretch between cuts with the whole-text
-# functions behind a short context that puts them in the state the left side
-# left them in, and keeps only the stretch after the last cut.
-#
-# A cut is made before the first backtick run that has no partner yet (a
-# partner arriving later makes everything after it code), or else at the end
-# of the text received, and moved left past:
-# - a run of blanks (a marker may follow and take it);
-# - a backtick run (it may grow, or a removal may merge it with the next one);
-# - a line that is so far one or two fence characters (it may become a fence);
-# - a line that is so far a footnote definition (the whole line may go);
-# - an opening bracket whose text up to the end could still become, or is, a
-#   marker or a dialect marker (a complete one waits for the next character:
-#   a "(" makes it a link, a ":" at a line start a definition).
-# Before an unpaired run the next character is known, a backtick, which no
-# removal takes: only a dagger's text or a footnote definition's line can
-# still reach past it. The stretch is then processed, and kept back whole if
-# any step of it (the raw text, the normalized text, each strip pass) does not
-# end in the same state outside an open bracket: this catches a removal that
-# merges backtick runs, opens a fence or leaves a bracket that may still close.
-
-_CONTENT = "[0-9 \t,\\-\u2013]"
-_LABELS = ("citation", "cite", "source", "sources", "ref", "reference", "doc", "document", "id")
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
-_MARKER_TAIL = re.compile(rf"\[{_CONTENT}*\]?")
 # Every dialect marker holds one of these (normalize_markers has nothing to do without).
 _MAY_BE_DIALECT = re.compile("\\[(?:[\\[\\^A-Za-z]|[ \t]+[A-Za-z])|[\u3010\uff3b\u2020]")
 _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 # A piece without these can only be text as it stands, whatever comes next
 # (dialect closers, "(" and ":" matter only after an opening bracket).
 _NOTHING_TO_DECIDE = re.compile("[^\\[\u3010\uff3b`~\\\\\n]*+")
-
-
-def _label_prefixes() -> str:
-    prefixes = sorted({word[:k] for word in _LABELS for k in range(1, len(word) + 1)}, key=len, reverse=True)
-    return "|".join(prefixes)
-
-
-def _open_forms(names: Collection[str]) -> re.Pattern[str]:
-    """The tails, from an opening bracket to the end of the text so far, that may still change."""
-    labels = "|".join(_LABELS)
-    label = rf"[ \t]*(?:(?ai:{_label_prefixes()})|(?ai:{labels})[ \t]*(?::[ \t]*)?{_CONTENT}*)"
-    forms = [rf"\[{_CONTENT}*\]?"]  # a marker, perhaps complete
-    if "double" in names:
-        forms.append(rf"\[\[(?:{_CONTENT}*|{label})(?:\]\]?)?")
-    if "fullwidth" in names:
-        forms += [
-            f"\u3010(?:\u3010{_CONTENT}*(?:\u3011\u3011?)?|{_CONTENT}*\u3011?)",
-            f"\uff3b{_CONTENT}*\uff3d?",
-        ]
-    if "dagger" in names:
-        forms += [f"\u3010{_CONTENT}*(?:\u2020[^\u3011\n]*\u3011?)?", rf"\[{_CONTENT}*(?:\u2020[^\]\n]*\]?)?"]
-    if "dagger-indexed" in names:
-        forms.append("\u3010[0-9]*(?::[0-9]*(?:\u2020[^\u3011\n]*\u3011?)?)?")
-    if "label" in names:
-        forms.append(rf"\[{label}\]?")
-    if "footnote" in names or "footnote-definition" in names:
-        forms.append(r"\[\^(?:[0-9]+\^?\]?)?")
-    if "footnote" in names:
-        forms.append("\u3010\\^(?:[0-9]+\\^?\u3011?)?")
-    return re.compile("|".join(forms))
-
-
-def _last(text: str) -> str:
-    """What of the end of `text` matters to what follows: a line start, a backslash (two when an
-    even run of them ends it: then Markdown escapes nothing after it, while a bracket right after
-    one is still text), or anything else."""
-    if not text:
-        return ""
-    if text[-1] == "\\":
-        run = len(text) - len(text.rstrip("\\"))
-        return "\\" if run % 2 else "\\\\"
-    return text[-1] if text[-1] == "\n" else "x"
-
-
-# Stands for the text displayed so far: its key (what it leaves open) and the text that puts a scan in
-# that state (see _context).
-_State = tuple[tuple[object, ...], str]
-# A context holds no opening bracket: nothing in it is a marker or a dialect marker to the steps.
-_NEUTRAL = str.maketrans({"[": "x", "\u3010": "x", "\uff3b": "x"})
 # Held blanks and an opening bracket with member characters only: more of these keep it undecided.
 _HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
 _MEMBER_CHARS = "0123456789 \t,-\u2013"
@@ -107,52 +34,6 @@ _LONG = 64  # marker texts longer than this are not kept parsed (scan.marker_mem
 _NOT_QUICK = re.compile("[`~\\\\\n|\u3010\uff3b\u2020]")
 _SHOWN_KEPT = 1024  # how many marker texts' displays an answer keeps
 _MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
-
-
-def _context(text: str, after: str = "") -> tuple[_State | None, int]:
-    """What a scan of `text` leaves for the text after it, and where that began to be decided.
-
-    None when what follows may still change something of `text`: an unpaired
-    backtick run, a line whose first characters may still make it a block of
-    another kind, a list, quote or table holding code that later lines may
-    still reshape (the index is where that starts); a bracket that may still
-    close or waits for its next character, a backtick run that may grow (the
-    index is len(text)). Otherwise the state's key says which blocks the text
-    leaves open and its text is a stand-in for `text`: the last top-level
-    block (code before it cannot change where code is after it), or shorter
-    where that is exact (an open fenced block: its opening run; a paragraph:
-    a line that continues it), with no opening bracket left in it. `after`
-    is the character known to follow, when it is one no removal takes (a backtick).
-    """
-    size = len(text)
-    bracket = text.rfind("[")
-    open_bracket = bracket >= 0 and _MARKER_TAIL.fullmatch(text[bracket:] + after) is not None
-    tail = code_tail(text)
-    if tail.undecided < size:
-        return None, tail.undecided
-    if open_bracket or text.endswith("`"):
-        return None, size
-    line = text.rfind("\n") + 1
-    current = text[line:]
-    open_blocks = tail.key[0]
-    if tail.fence is not None:
-        context = tail.fence + "\n" + current.translate(_NEUTRAL)
-    elif not open_blocks and not current:
-        context = "\n" if text else ""  # nothing open: the next line starts afresh
-    elif (
-        open_blocks == (("paragraph_open", "", 0),)
-        and "`" not in current
-        and "|" not in current
-        and (line == tail.block or "|" not in text[text.rfind("\n", 0, line - 1) + 1 : line])
-    ):
-        # A line of a top-level paragraph whose backtick runs are all paired (none reaching into
-        # this line) reads the same after any paragraph line (or as the first line, when it is
-        # one); once its first characters settle what it is, the rest of it changes nothing.
-        rest = _last(current) if line_settled(current) else current.translate(_NEUTRAL)
-        context = rest if line == tail.block else "x\n" + rest
-    else:
-        context = text[tail.block :].translate(_NEUTRAL)
-    return (tail.key, context), size
 
 
 # --- The engine ----------------------------------------------------------------------
@@ -182,8 +63,8 @@ class LiveDisplay:
 
     def __init__(self, source_count: int, dialects: Collection[str] | None = None) -> None:
         self._count = source_count
-        self._dialects = _selection(dialects)
-        self._open = _open_forms(self._dialects)
+        self._dialects = dialect_selection(dialects)
+        self._open = open_forms(self._dialects)
         self._context = ""  # stands in for everything displayed so far; "" at the start of the text
         self._pending = ""  # raw text received and not yet displayed
         # Pieces received after _pending while nothing could settle (kept apart: appending each to
@@ -253,7 +134,7 @@ class LiveDisplay:
             self._walk = None
             if display:
                 self._context = (
-                    context + _last(display) if context[-1] == "|" else context[:-1] + _last(display)
+                    context + ending(display) if context[-1] == "|" else context[:-1] + ending(display)
                 )
             return Step(display)
         self._pending = pending
@@ -277,7 +158,7 @@ class LiveDisplay:
         return self._release(len(self._pending), final=True)
 
     def _settled(self) -> int:
-        """How much of the pending text nothing still to come can change (see the rules above)."""
+        """How much of the pending text nothing still to come can change (the rules: live_context.py)."""
         pending = self._pending
         at_line_start = self._context == "" or self._context.endswith("\n")
         self._unpaired_run = False
@@ -286,7 +167,7 @@ class LiveDisplay:
             # runs received (a run at the very end may still grow, so it does not count yet),
             # or a line or block that what follows may still reshape.
             known = pending.rstrip("`")
-            _, run = _context(self._context + known)
+            _, run = state_after(self._context + known)
             run -= len(self._context)
             if run < len(known):
                 run = max(run, 0)
@@ -412,7 +293,7 @@ class LiveDisplay:
         if self._stays_after:
             after = pending[cut : cut + 2 + len(pending[cut:]) - len(pending[cut:].lstrip(" \t"))]
         bracket = chunk.rfind("[")
-        if bracket >= 0 and _MARKER_TAIL.fullmatch(chunk[bracket:] + after):
+        if bracket >= 0 and MARKER_TAIL.fullmatch(chunk[bracket:] + after):
             return None
         text = context + chunk
         parts, excluded = split_candidates(text)
@@ -428,7 +309,7 @@ class LiveDisplay:
             display = "".join(parts)[len(context) :]
             self._pending = pending[cut:]
             self._walk = None
-            self._context = context[:-1] + _last(display)
+            self._context = context[:-1] + ending(display)
             return Step(display, [])
         count = self._count
         if any(
@@ -441,7 +322,7 @@ class LiveDisplay:
         display = "".join(parts)[len(context) :]
         self._pending = pending[cut:]
         self._walk = None
-        self._context = context[:-1] + _last(display)
+        self._context = context[:-1] + ending(display)
         return Step(display, cited)
 
     def _show(self, parts: list[str], found: list[int]) -> list[tuple[int, int]]:
@@ -473,11 +354,11 @@ class LiveDisplay:
             after = self._pending[
                 cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))
             ]
-        states = [_context(text, after)[0]]
+        states = [state_after(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
             # A footnote definition goes with its line break: what is left still ends where the chunk did.
-            states.append(_context(text, after)[0])
+            states.append(state_after(text, after)[0])
         parts, excluded = split_candidates(text)
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
         # (A long marker is left to strip to read: its numbers may cost their square to convert.)
@@ -492,7 +373,7 @@ class LiveDisplay:
                 if not joins:
                     break
                 # Re-rendering a marker moves no code; a removal may have.
-                states.append(_context(text, after)[0])
+                states.append(state_after(text, after)[0])
             parts, excluded = split_candidates(text)
             found = [i for i in range(1, len(parts), 2) if i not in excluded]
         first = states[0]

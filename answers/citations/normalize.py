@@ -136,7 +136,8 @@ def _dialects(names: tuple[str, ...], opening: str) -> _Dialects | None:
     return _Dialects(names, opening, pattern, kinds)
 
 
-def _selection(dialects: Collection[str] | None) -> tuple[str, ...]:
+def dialect_selection(dialects: Collection[str] | None) -> tuple[str, ...]:
+    """The dialects named (all when None), in DIALECTS' order; ValueError on an unknown name."""
     if dialects is None:
         return DIALECTS
     unknown = set(dialects).difference(DIALECTS)
@@ -269,7 +270,9 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
     """
     # One stream per opening bracket, merged in order of position (no two
     # streams have a candidate at the same position).
-    heap = [(s.match.start(), n, s) for n, s in enumerate(_streams(text, _selection(dialects))) if s.match]
+    heap = [
+        (s.match.start(), n, s) for n, s in enumerate(_streams(text, dialect_selection(dialects))) if s.match
+    ]
     if not heap:
         return Normalized(text, [])
     heapify(heap)

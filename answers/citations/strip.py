@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from typing import Protocol
 
-from answers.citations.code import removals_keep_code
+from answers.citations.blocks import removals_keep_code
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,

@@ -12,6 +12,7 @@ import answers.citations.code as code_module
 import answers.citations.strip as strip_module
 from answers.citations import LiveDisplay, normalize_markers, strip_out_of_range_markers
 from answers.citations.code import code_regions, code_tail
+from answers.citations.markdown import Parsed, code_and_blocks
 from answers.citations.trail import compute_trail, final_markers
 from answers.rendering import render_answer_html
 from tests.fixtures.citation_texts import markdown_replies, split_at, stream_cuts, texts
@@ -65,7 +66,7 @@ def test_the_stream_displays_what_done_shows(reply: str, count: int, cuts: list[
     assert shown == final_text
 
 
-# --- The shortcuts of answers/citations/code.py against the plain way (same results, less work) ---
+# --- The shortcuts of answers/citations/{code,blocks}.py against the plain way (same results, less work) ---
 
 _replies_in_a_row = st.lists(markdown_replies, min_size=1, max_size=4).map("\n\n".join)
 
@@ -74,7 +75,7 @@ _replies_in_a_row = st.lists(markdown_replies, min_size=1, max_size=4).map("\n\n
 @given(st.one_of(_replies_in_a_row, texts))
 def test_code_is_where_one_parse_of_the_whole_text_puts_it(text: str) -> None:
     # Only the chunks that may hold blocks are parsed (all at once); plain paragraphs are paired alone.
-    assert code_regions(text) == code_module._regions(code_module._Parsed(text))[0]
+    assert code_regions(text) == code_and_blocks(Parsed(text))[0]
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
@@ -89,7 +90,7 @@ def test_strip_skips_a_pass_only_where_it_would_change_nothing(text: str, count:
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.one_of(_replies_in_a_row, texts))
 def test_a_one_paragraph_tail_is_what_the_parse_says(text: str) -> None:
-    if code_module._one_paragraph(text):
-        with patch.object(code_module, "_one_paragraph", lambda _: False):
+    if code_module.one_paragraph(text):
+        with patch.object(code_module, "one_paragraph", lambda _: False):
             parsed = code_tail(text)
         assert code_tail(text) == parsed
