@@ -1,9 +1,9 @@
 """Parsing only what may hold blocks: code_regions' way through a long text, and what strip's removals keep.
 
 One of the two modules under answers/citations/code.py (the overview; its
-code_regions calls chunked_regions for any text without "\\r" or NUL). A text
+code_regions reads chunked_layout for any text without "\\r" or NUL). A text
 is cut at its blank lines into chunks; the plain paragraphs among them are
-paired in place and only the rest parsed, all at once (chunked_regions);
+paired in place and only the rest parsed, all at once (chunked_layout);
 removals_keep_code tells strip, from the same chunks, whether its removals
 leave code where it was; one_paragraph asks the same line rules of a whole
 text (code_tail's shortcut). Named for the unit it works in, the blocks
@@ -31,8 +31,8 @@ _LEADING_BLANKS = re.compile(r"(?:[ \t]*+\n)*+")
 _RUN_SEPARATOR = "\n\nx\n\n"
 
 
-class _Layout:
-    """A text cut into chunks at its blank lines (see chunked_regions), and where it is code."""
+class Layout:
+    """A text cut into chunks at its blank lines (see chunked_layout), and where it is code."""
 
     def __init__(self, text: str, starts: list[int], ends: list[int], parsed: bytearray) -> None:
         self.text = text
@@ -44,19 +44,7 @@ class _Layout:
         self.tail = len(starts)  # from this chunk on, all was parsed at once (a fence ran on)
 
 
-_last_layout: _Layout | None = None  # the last text's (strip asks about the text it just cut)
-
-
-def chunked_regions(text: str) -> list[tuple[int, int]]:
-    """code_regions(text) for a text without "\\r" or NUL (see _chunked_layout); its layout is kept
-    for removals_keep_code, which strip calls next about the same text."""
-    global _last_layout
-    layout = _chunked_layout(text)
-    _last_layout = layout
-    return layout.regions
-
-
-def _chunked_layout(text: str) -> _Layout:
+def chunked_layout(text: str) -> Layout:
     """code_regions(text) without parsing the plain paragraphs (text without "\r" or NUL).
 
     The text is cut at its blank lines into chunks. A chunk none of whose lines
@@ -94,7 +82,7 @@ def _chunked_layout(text: str) -> _Layout:
             ends[-1] = size
     count = len(starts)
     parsed = bytearray(count)  # 1: the chunk's code comes from a parse
-    layout = _Layout(text, starts, ends, parsed)
+    layout = Layout(text, starts, ends, parsed)
     if not count:
         return layout
     blockish = {bisect_right(starts, found.start() + 1) - 1 for found in _BLOCKISH.finditer(text)}
@@ -213,24 +201,26 @@ def _fenced_paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]
     return code
 
 
-def removals_keep_code(old: str, new: str, edits: list[tuple[int, int, int]]) -> bool:
+def removals_keep_code(
+    old: str, new: str, edits: list[tuple[int, int, int]], layout: Layout | None = None
+) -> bool:
     """Whether strip's edits of `old` (each: start, end, length of what replaced old[start:end]; a
     removal of marker text and blanks, or a marker re-rendered) leave code where it was in `new`.
 
     A sufficient rule. A re-rendered marker never moves code (it keeps its
     brackets, and its text holds no backtick, "|" or line break). Each removal
     must leave its line neither blank nor starting as a block may, and not be
-    at the start of the first line of its chunk (see chunked_regions): then
+    at the start of the first line of its chunk (see chunked_layout): then
     the chunks and which of them are parsed stay. In a paragraph chunk no
     backtick or backslash may be next to where it joined (backtick runs and
     escapes stay); the runs that have one are parsed again and must give the
-    code they gave, moved by the edits.
+    code they gave, moved by the edits. `layout` is chunked_layout(old) when the caller has it
+    (strip cut `old` with it); otherwise it is made here.
     """
-    layout = _last_layout
     if layout is None or layout.text is not old:
         if "\r" in old or "\0" in old:
             return False
-        layout = _chunked_layout(old)
+        layout = chunked_layout(old)
     starts, ends, parsed = layout.starts, layout.ends, layout.parsed
     edit_ends = [end for _, end, _ in edits]
     shrunk = list(accumulate((end - start - size for start, end, size in edits), initial=0))

@@ -24,7 +24,7 @@ Why markdown-it-py's own block parser, and a hand rule only for the inline part
   cells past a table's columns are dropped unseen, so they are treated as code). Parsing costs about 0.1 s per
   MB of Markdown (bench/RESULTS_citations.md), so only the stretches between
   blank lines that may hold a block other than a paragraph are parsed, all in
-  one call (see blocks.chunked_regions; plain paragraphs need no parse, and
+  one call (see blocks.chunked_layout; plain paragraphs need no parse, and
   removals strip makes in them are checked in place: blocks.removals_keep_code); a
   one-paragraph text's tail needs none either. Inline parsing, which costs
   twice that, is not run: code spans are paired (markdown.pair_block), on each inline block's
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from answers.citations.blocks import chunked_regions, one_paragraph
+from answers.citations.blocks import Layout, chunked_layout, one_paragraph
 from answers.citations.markdown import Parsed, code_and_blocks
 
 # A line that may be a table's delimiter row: only then can a table hide cells.
@@ -66,7 +66,18 @@ def code_regions(text: str) -> list[tuple[int, int]]:
         return []
     if "\r" in text or "\0" in text:
         return code_and_blocks(Parsed(text))[0]
-    return chunked_regions(text)
+    return chunked_layout(text).regions
+
+
+def code_layout(text: str) -> Layout | None:
+    """The chunks code_regions(text) read, its regions among them (`.regions`), for a caller that
+    then asks blocks.removals_keep_code about edits of `text`; None where it reads none (no
+    code character, or "\r" or NUL in the text: then code_regions(text) is what to call)."""
+    if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
+        return None
+    if "\r" in text or "\0" in text:
+        return None
+    return chunked_layout(text)
 
 
 @dataclass(frozen=True)

@@ -123,18 +123,25 @@ def _parse_members(written: str) -> tuple[int, ...]:
 Split = tuple[list[str], set[int]]
 
 
-def split_candidates(text: str) -> tuple[list[str], set[int]]:
+def has_candidates(text: str) -> bool:
+    """Whether `text` holds a marker candidate anywhere (code not considered)."""
+    return _SPLIT.search(text) is not None
+
+
+def split_candidates(text: str, code: list[tuple[int, int]] | None = None) -> tuple[list[str], set[int]]:
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
     The parts alternate text and candidate: parts[i] for odd i is a candidate,
     parts[i - 1] the text before it and parts[i + 1] the text after.
     Code is text: a candidate inside a code span or block stays in the text
     around it. The set holds the i of candidates with a range out of bounds.
+    `code` is code_regions(text) when the caller has it.
     """
     excluded: set[int] = set()
-    if _SPLIT.search(text) is None:  # (no candidate: where code is does not matter)
+    if not has_candidates(text):  # (no candidate: where code is does not matter)
         return [text], excluded
-    code = code_regions(text)
+    if code is None:
+        code = code_regions(text)
     parts = _split_prose(text, code) if code else _SPLIT.split(text)
     if len(parts) == 1:
         return parts, excluded

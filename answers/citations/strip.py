@@ -9,10 +9,12 @@ from itertools import accumulate, compress
 from typing import Protocol
 
 from answers.citations.blocks import removals_keep_code
+from answers.citations.code import code_layout
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
     Split,
+    has_candidates,
     in_range,
     marker_members,
     ranges_in_bounds,
@@ -72,11 +74,13 @@ def _full_pass(
     """strip_pass, (if `split`) the split_candidates() of the new text where the pass can tell it without
     cutting again, and (if `split`) whether its removals surely left code where it was."""
     old = text
-    parts, excluded = split_candidates(text)
+    # Where code may be, the edits are kept (in `old`: start, end, length of the replacement), and
+    # the chunks code was read from, to check them against.
+    code = split and ("`" in old or "~" in old or "|" in old)
+    layout = code_layout(old) if code and has_candidates(old) else None
+    parts, excluded = split_candidates(text, None if layout is None else layout.regions)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
-    # Where code may be, the edits are kept (in `old`: start, end, length of the replacement).
-    code = split and ("`" in old or "~" in old or "|" in old)
     edits: list[tuple[int, int, int]] | None = [] if code else None
     offsets = list(accumulate(map(len, parts), initial=0)) if code else []
     removed = _edit_pass(edited, excluded, count, stripped, verdicts, edits, offsets)
@@ -97,7 +101,7 @@ def _full_pass(
         previous = i
     if not split:
         return text, joins, None, False
-    kept = edits is None or removals_keep_code(old, text, edits)
+    kept = edits is None or removals_keep_code(old, text, edits, layout)
     if not _joins_alone(text, joins):
         return text, joins, None, kept
     return text, joins, _joined(edited, excluded, removed), kept
