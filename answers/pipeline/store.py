@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, connection, transaction
@@ -374,15 +374,18 @@ class Reaped:
     delivery: str
 
 
-def answer_reap_stale(*, older_than: timedelta | None = None) -> list[Reaped]:
+def answer_reap_stale(
+    *, older_than: timedelta | None = None, clock: Callable[[], datetime] = timezone.now
+) -> list[Reaped]:
     """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); return them, oldest first.
 
     A live process beats every few seconds (conf.HEARTBEAT_INTERVAL), so only
     answers whose process died, or whose loop was stuck that long, are reaped.
     Storage only: the caller tells each one's listeners through the publisher of its
     delivery (answers.reaper.reap_stale), since the process that ran that publisher is gone.
+    `clock` is the time it reaps at (tests pass a fake clock's).
     """
-    cutoff = timezone.now() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
+    cutoff = clock() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
     in_flight = [Answer.Status.PENDING, Answer.Status.STREAMING]
     stale = list(
         Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
@@ -395,7 +398,7 @@ def answer_reap_stale(*, older_than: timedelta | None = None) -> list[Reaped]:
             status=Answer.Status.FAILED,
             error_kind=ErrorKind.STALE,
             error_message=STALE_MESSAGE,
-            finished_at=timezone.now(),
+            finished_at=clock(),
         )
         if not updated:
             continue  # it finished, or beat, meanwhile
