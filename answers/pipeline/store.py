@@ -89,21 +89,34 @@ def answer_create(
     turn) or locked and checked again (a follow-up, TurnInFlight or TurnLimitReached) here.
     """
     plan = plan or TurnPlan()
+    now = timezone.now()
     try:
-        return _answer_create(
-            question=question,
-            asker_id=asker_id,
-            delivery=delivery,
-            provider=provider,
-            prompt=prompt,
-            retrieval=retrieval,
-            min_score=min_score,
-            max_sources=max_sources,
-            retrieval_ms=retrieval_ms,
-            idempotency=idempotency,
-            declined=declined,
-            plan=plan,
-        )
+        with transaction.atomic():
+            conversation_id, turn = turn_claim(plan, asker_id=asker_id)
+            answer = Answer.objects.create(
+                conversation_id=conversation_id,
+                turn=turn,
+                standalone_question=plan.standalone_question,
+                rewrite=plan.rewrite,
+                history=plan.history.record() if plan.history is not None else None,
+                question=question,
+                asker_id=asker_id,
+                asked_signed_in=asker_id is not None,
+                delivery=delivery,
+                status=Answer.Status.STREAMING,
+                provider=provider.name,
+                model=provider.model,
+                prompt_version=prompt.version,
+                min_score=min_score,
+                max_sources=max_sources,
+                retrieval_trace=retrieval.trace,
+                retrieval_ms=retrieval_ms,
+                declined=declined,
+                heartbeat_at=now,
+                idempotency_key=idempotency.key if idempotency else "",
+                idempotency_scope=idempotency.scope if idempotency else "",
+            )
+            AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     except IntegrityError:
         if not plan.follow_up or (
             idempotency is not None
@@ -115,49 +128,6 @@ def answer_create(
         # Another follow-up took this turn number first (answer_conversation_turn_unique).
         raise TurnInFlight from None
 
-
-def _answer_create(
-    *,
-    question: str,
-    asker_id: int | None,
-    delivery: str,
-    provider: Provider,
-    prompt: Prompt,
-    retrieval: Retrieval,
-    min_score: float,
-    max_sources: int,
-    retrieval_ms: float,
-    idempotency: Idempotency | None,
-    declined: bool,
-    plan: TurnPlan,
-) -> Answer:
-    now = timezone.now()
-    with transaction.atomic():
-        conversation_id, turn = turn_claim(plan, asker_id=asker_id)
-        answer = Answer.objects.create(
-            conversation_id=conversation_id,
-            turn=turn,
-            standalone_question=plan.standalone_question,
-            rewrite=plan.rewrite,
-            history=plan.history.record() if plan.history is not None else None,
-            question=question,
-            asker_id=asker_id,
-            asked_signed_in=asker_id is not None,
-            delivery=delivery,
-            status=Answer.Status.STREAMING,
-            provider=provider.name,
-            model=provider.model,
-            prompt_version=prompt.version,
-            min_score=min_score,
-            max_sources=max_sources,
-            retrieval_trace=retrieval.trace,
-            retrieval_ms=retrieval_ms,
-            declined=declined,
-            heartbeat_at=now,
-            idempotency_key=idempotency.key if idempotency else "",
-            idempotency_scope=idempotency.scope if idempotency else "",
-        )
-        AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     metrics.stage_times({"retrieval": retrieval_ms})
     metrics.turn_started(answer)
     return answer
