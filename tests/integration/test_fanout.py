@@ -11,7 +11,9 @@
   makes the local streams re-read the store.
 
 Redis here is a private redis-server (tests/fixtures/redis_server.py) this
-module stops and starts.
+module stops and starts. The circuit runs on a fake clock (tests/fixtures/clock.py),
+and the number of connections Redis has accepted says whether a publish tried it:
+no test measures how long anything took.
 """
 
 from __future__ import annotations
