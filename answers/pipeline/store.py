@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, connection, transaction
@@ -89,21 +89,34 @@ def answer_create(
     turn) or locked and checked again (a follow-up, TurnInFlight or TurnLimitReached) here.
     """
     plan = plan or TurnPlan()
+    now = timezone.now()
     try:
-        return _answer_create(
-            question=question,
-            asker_id=asker_id,
-            delivery=delivery,
-            provider=provider,
-            prompt=prompt,
-            retrieval=retrieval,
-            min_score=min_score,
-            max_sources=max_sources,
-            retrieval_ms=retrieval_ms,
-            idempotency=idempotency,
-            declined=declined,
-            plan=plan,
-        )
+        with transaction.atomic():
+            conversation_id, turn = turn_claim(plan, asker_id=asker_id)
+            answer = Answer.objects.create(
+                conversation_id=conversation_id,
+                turn=turn,
+                standalone_question=plan.standalone_question,
+                rewrite=plan.rewrite,
+                history=plan.history.record() if plan.history is not None else None,
+                question=question,
+                asker_id=asker_id,
+                asked_signed_in=asker_id is not None,
+                delivery=delivery,
+                status=Answer.Status.STREAMING,
+                provider=provider.name,
+                model=provider.model,
+                prompt_version=prompt.version,
+                min_score=min_score,
+                max_sources=max_sources,
+                retrieval_trace=retrieval.trace,
+                retrieval_ms=retrieval_ms,
+                declined=declined,
+                heartbeat_at=now,
+                idempotency_key=idempotency.key if idempotency else "",
+                idempotency_scope=idempotency.scope if idempotency else "",
+            )
+            AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     except IntegrityError:
         if not plan.follow_up or (
             idempotency is not None
@@ -115,49 +128,6 @@ def answer_create(
         # Another follow-up took this turn number first (answer_conversation_turn_unique).
         raise TurnInFlight from None
 
-
-def _answer_create(
-    *,
-    question: str,
-    asker_id: int | None,
-    delivery: str,
-    provider: Provider,
-    prompt: Prompt,
-    retrieval: Retrieval,
-    min_score: float,
-    max_sources: int,
-    retrieval_ms: float,
-    idempotency: Idempotency | None,
-    declined: bool,
-    plan: TurnPlan,
-) -> Answer:
-    now = timezone.now()
-    with transaction.atomic():
-        conversation_id, turn = turn_claim(plan, asker_id=asker_id)
-        answer = Answer.objects.create(
-            conversation_id=conversation_id,
-            turn=turn,
-            standalone_question=plan.standalone_question,
-            rewrite=plan.rewrite,
-            history=plan.history.record() if plan.history is not None else None,
-            question=question,
-            asker_id=asker_id,
-            asked_signed_in=asker_id is not None,
-            delivery=delivery,
-            status=Answer.Status.STREAMING,
-            provider=provider.name,
-            model=provider.model,
-            prompt_version=prompt.version,
-            min_score=min_score,
-            max_sources=max_sources,
-            retrieval_trace=retrieval.trace,
-            retrieval_ms=retrieval_ms,
-            declined=declined,
-            heartbeat_at=now,
-            idempotency_key=idempotency.key if idempotency else "",
-            idempotency_scope=idempotency.scope if idempotency else "",
-        )
-        AnswerSource.objects.bulk_create([_source_row(answer, source) for source in retrieval.sources])
     metrics.stage_times({"retrieval": retrieval_ms})
     metrics.turn_started(answer)
     return answer
@@ -374,15 +344,18 @@ class Reaped:
     delivery: str
 
 
-def answer_reap_stale(*, older_than: timedelta | None = None) -> list[Reaped]:
+def answer_reap_stale(
+    *, older_than: timedelta | None = None, clock: Callable[[], datetime] = timezone.now
+) -> list[Reaped]:
     """Fail in-flight answers silent for `older_than` (ANSWERS_STALE_AFTER); return them, oldest first.
 
     A live process beats every few seconds (conf.HEARTBEAT_INTERVAL), so only
     answers whose process died, or whose loop was stuck that long, are reaped.
     Storage only: the caller tells each one's listeners through the publisher of its
     delivery (answers.reaper.reap_stale), since the process that ran that publisher is gone.
+    `clock` is the time it reaps at (tests pass a fake clock's).
     """
-    cutoff = timezone.now() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
+    cutoff = clock() - (older_than if older_than is not None else timedelta(seconds=conf.STALE_AFTER))
     in_flight = [Answer.Status.PENDING, Answer.Status.STREAMING]
     stale = list(
         Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
@@ -395,7 +368,7 @@ def answer_reap_stale(*, older_than: timedelta | None = None) -> list[Reaped]:
             status=Answer.Status.FAILED,
             error_kind=ErrorKind.STALE,
             error_message=STALE_MESSAGE,
-            finished_at=timezone.now(),
+            finished_at=clock(),
         )
         if not updated:
             continue  # it finished, or beat, meanwhile

@@ -56,13 +56,18 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
 
 @dataclass(frozen=True)
 class EmbeddingsClient:
-    """One server and model; `embed()` is one request per call, retried on 429/5xx/connection errors."""
+    """One server and model; `embed()` is one request per call, retried on 429/5xx/connection errors.
+
+    `clock` and `sleep` time the retries, the question cache and the pause after a failure
+    (tests pass a fake clock's).
+    """
 
     base_url: str | None
     model: str
     dimensions: int
     api_key: str | None = field(default=None, repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     @property
     def where(self) -> str:
@@ -77,13 +82,13 @@ class EmbeddingsClient:
         """One vector per text, in order; EmbeddingsUnavailable when none come within `deadline` s."""
         if not texts:
             return []
-        give_up = time.monotonic() + deadline
+        give_up = self.clock() + deadline
         # Only OpenAI's text-embedding-3 models shorten vectors on request; other
         # servers reject or ignore the field, so their size is checked instead.
         size = self.dimensions if self.model.startswith("text-embedding-3") else openai.omit
         attempt = 0
         while True:
-            remaining = give_up - time.monotonic()
+            remaining = give_up - self.clock()
             if remaining <= 0:
                 raise EmbeddingsUnavailable(f"no vectors from {self.where} within {deadline:g} s")
             try:
@@ -107,7 +112,7 @@ class EmbeddingsClient:
                 return self._vectors(response, len(texts))
             attempt += 1
             pause = min(MAX_BACKOFF, wait if wait is not None else 0.1 * 2**attempt)
-            remaining = give_up - time.monotonic()
+            remaining = give_up - self.clock()
             if pause >= remaining:
                 raise EmbeddingsUnavailable(
                     f"no vectors from {self.where} within {deadline:g} s ({reason}, {attempt} attempts)"
@@ -160,7 +165,7 @@ def question_vector(client: EmbeddingsClient, question: str) -> list[float]:
     """
     key = (client.base_url, client.model, client.dimensions, question)
     server = (client.base_url, client.model)
-    now = time.monotonic()
+    now = client.clock()
     with _question_lock:
         hit = _question_cache.get(key)
         if hit is not None and hit[0] > now:
@@ -173,7 +178,7 @@ def question_vector(client: EmbeddingsClient, question: str) -> list[float]:
         vector = client.embed([question], deadline=conf.EMBEDDINGS_TIMEOUT)[0]
     except EmbeddingsUnavailable as exc:
         with _question_lock:
-            _paused[server] = (time.monotonic() + PAUSE_AFTER_FAILURE, exc.reason)
+            _paused[server] = (client.clock() + PAUSE_AFTER_FAILURE, exc.reason)
         raise
     with _question_lock:
         _paused.pop(server, None)

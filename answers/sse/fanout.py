@@ -26,6 +26,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -103,9 +104,20 @@ class LocalFanout:
 
 
 class RedisFanout:
-    """Every process: events go through Redis; this process's listeners directly while it is away."""
+    """Every process: events go through Redis; this process's listeners directly while it is away.
 
-    def __init__(self, url: str) -> None:
+    `clock` and `sleep` time the circuit (tests pass a fake clock's).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
         self._errors = (redis.RedisError, OSError)
         self._client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=2)
         self._lock = threading.Lock()
@@ -123,7 +135,7 @@ class RedisFanout:
             }
         )
         with self._lock:
-            if time.monotonic() < self._down_until:
+            if self._clock() < self._down_until:
                 self._deliver_locally_only(event)
                 return
             try:
@@ -136,7 +148,7 @@ class RedisFanout:
                     logger.warning(
                         "Redis publish failed (%s); delivering in this process until it is back", exc
                     )
-                self._down_until = time.monotonic() + CIRCUIT_OPEN_SECONDS
+                self._down_until = self._clock() + CIRCUIT_OPEN_SECONDS
                 self._deliver_locally_only(event)
 
     def _deliver_locally_only(self, event: Event) -> None:
@@ -157,7 +169,7 @@ class RedisFanout:
     def _resync_when_back(self) -> None:
         while True:
             with self._lock:
-                wait = self._down_until - time.monotonic()
+                wait = self._down_until - self._clock()
                 if wait <= 0:
                     if not self._missed:  # a publish sent it meanwhile
                         self._resyncer = None
@@ -165,14 +177,14 @@ class RedisFanout:
                     try:
                         self._client.publish(REDIS_CHANNEL, RESYNC_MESSAGE)
                     except self._errors:
-                        self._down_until = time.monotonic() + CIRCUIT_OPEN_SECONDS
+                        self._down_until = self._clock() + CIRCUIT_OPEN_SECONDS
                         wait = CIRCUIT_OPEN_SECONDS
                     else:
                         self._missed = False
                         self._resyncer = None
                         logger.warning("Redis is back: publishing there again; other processes catch up")
                         return
-            time.sleep(wait)
+            self._sleep(wait)
 
 
 @cache

@@ -154,6 +154,9 @@ class DeltaCoalescer:
     a prompt injection asked for), the display stops being live, the deltas carry
     the raw text with an empty display, and at close the rest of the display is
     what the whole-text functions (linear) give, minus what was shown.
+
+    `clock` and `sleep` pace the deltas (tests pass a fake clock's); the live budget is
+    always measured on the real clock.
     """
 
     def __init__(
@@ -165,9 +168,13 @@ class DeltaCoalescer:
         interval: float = DELTA_INTERVAL_SECONDS,
         send: Callable[[uuid.UUID, Delta], Awaitable[Any]] | None = None,
         live_budget: float = LIVE_BUDGET_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self._answer_id = answer_id
         self._interval = interval
+        self._clock = clock
+        self._sleep = sleep
         self._send = send or sync_to_async(publish_delta)
         self._sources = {source.number: source for source in sources}
         self._dialects = conf.MARKER_DIALECTS if dialects is None else dialects
@@ -189,7 +196,7 @@ class DeltaCoalescer:
 
     async def add(self, piece: str) -> None:
         self._receive(piece)
-        wait = self._last_sent + self._interval - time.monotonic()
+        wait = self._last_sent + self._interval - self._clock()
         if wait <= 0:
             await self._flush()
         elif self._timer is None:
@@ -270,7 +277,7 @@ class DeltaCoalescer:
         self._cited += len(cited)
 
     async def _flush_later(self, wait: float) -> None:
-        await asyncio.sleep(wait)
+        await self._sleep(wait)
         self._timer = None
         await self._flush()
 
@@ -282,7 +289,7 @@ class DeltaCoalescer:
                 return
             delta = Delta("".join(self._pending), "".join(self._display), self._cites)
             self._pending, self._display, self._cites = [], [], []
-            self._last_sent = time.monotonic()
+            self._last_sent = self._clock()
             await self._send(self._answer_id, delta)
 
     async def close(self, final_text: str | None = None) -> None:

@@ -4,16 +4,15 @@ is the conversation's permalink, and a reload shows every turn with the same num
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS
+from tests.fixtures.browser_pages import fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
-from tests.fixtures.page_checks import contrast
-from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.page_checks import IN_BOTH_SCHEMES, assert_aa_contrast, show
+from tests.fixtures.providers import HoldAfterFirstPiece, Reply, StubOpenAIServer
 
 CONVERSATION_URL = re.compile(r"/conversations/[0-9a-f-]{36}/$")
 
@@ -105,16 +104,10 @@ def test_a_reload_while_the_answer_streams_joins_it_and_ends_with_the_same_numbe
     page: Page, browser_stub: StubOpenAIServer
 ) -> None:
     # The stub holds the rest of the answer until the page has been reloaded and shows the turn again.
-    reloaded = threading.Event()
-
-    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
-        if index == 0:
-            reloaded.wait(60)
+    reloaded = HoldAfterFirstPiece()
 
     browser_stub.enqueue(
-        Reply(
-            pieces=["Zebras live in grassland [2]", " and savanna [4]."], on_piece=hold_after_the_first_piece
-        )
+        Reply(pieces=["Zebras live in grassland [2]", " and savanna [4]."], on_piece=reloaded)
     )
     page.goto("/")
     _ask(page, ZEBRA_QUESTION)
@@ -130,7 +123,7 @@ def test_a_reload_while_the_answer_streams_joins_it_and_ends_with_the_same_numbe
         expect(turn).to_have_attribute("data-answer-status", "streaming")
         expect(turn.locator("[data-answer-text]")).to_contain_text("Zebras live in grassland")
     finally:
-        reloaded.set()
+        reloaded.release()
     _done(page, 1)
     thread: list[dict[str, Any]] = page.evaluate(READ_THREAD)
     assert [t["text"] for t in thread] == ["Zebras live in grassland [1] and savanna [2]."]
@@ -311,18 +304,14 @@ def test_a_reload_while_a_later_turn_streams_joins_it_and_its_preview_and_number
     page: Page, browser_stub: StubOpenAIServer
 ) -> None:
     # The stub holds the rest of turn 2 until the page has been reloaded and shows the turn again.
-    reloaded = threading.Event()
-
-    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
-        if index == 0:
-            reloaded.wait(60)
+    reloaded = HoldAfterFirstPiece()
 
     browser_stub.enqueue(
         Reply(pieces=["Zebras live in grassland [2] and savanna [4]."]),
         Reply(pieces=["Quokka facts?"]),  # turn 2's rewrite (not streamed)
         Reply(
             pieces=["Quokkas live on an island [2] and", " in dense scrub [1]."],
-            on_piece=hold_after_the_first_piece,
+            on_piece=reloaded,
         ),
     )
     page.goto("/")
@@ -340,7 +329,7 @@ def test_a_reload_while_a_later_turn_streams_joins_it_and_its_preview_and_number
         expect(two.locator("[data-answer]")).to_have_attribute("data-answer-status", "streaming")
         expect(two.locator("[data-answer-text] a.cite").first).to_have_attribute("href", "#turn-2-source-1")
     finally:
-        reloaded.set()
+        reloaded.release()
     _done(page, 2)
     thread: list[dict[str, Any]] = page.evaluate(READ_THREAD)
     assert [t["text"] for t in thread] == [
@@ -377,13 +366,11 @@ THREAD_TEXT_SELECTORS = [
 ]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
+@IN_BOTH_SCHEMES
 def test_a_thread_and_an_open_preview_meet_wcag_aa_contrast_in_both_schemes(
     page: Page, browser_stub: StubOpenAIServer, scheme: str, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 900})
-    page.emulate_media(color_scheme=scheme)
+    show(page, width=width, scheme=scheme)
     _two_turns(page, browser_stub)
     two = page.locator('[data-turn="2"]')
     two.locator('[data-verdict="helpful"]').click()
@@ -393,23 +380,14 @@ def test_a_thread_and_an_open_preview_meet_wcag_aa_contrast_in_both_schemes(
     # Turn 1's sources have links: its preview shows every part (title, marked passage, link).
     page.locator('[data-turn="1"] [data-answer-text] a.cite').first.focus()
     expect(page.locator(".source-preview-link")).to_be_visible()
-    ratios = contrast(page, THREAD_TEXT_SELECTORS)
-    measured = {selector for selector, _ in ratios}
-    assert measured == set(THREAD_TEXT_SELECTORS), f"not measured: {set(THREAD_TEXT_SELECTORS) - measured}"
-    low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
-    assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+    assert_aa_contrast(page, THREAD_TEXT_SELECTORS, f"in {scheme} at {width} px")
 
 
 def test_a_tap_on_a_later_turns_citation_previews_its_source_and_a_second_follows_it(
     browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
     browser_stub.reset()
-    context = browser.new_context(
-        base_url=browser_server.url, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
-    )
-    context.set_default_timeout(EXPECT_TIMEOUT_MS)
-    try:
-        page = context.new_page()
+    with fresh_page(browser, browser_server.url, touch=True) as page:
         _, second_id = _two_turns(page, browser_stub)
         title = page.request.get(f"/api/answers/{second_id}/").json()["references"][0]["title"]
         two = page.locator('[data-turn="2"]')
@@ -419,5 +397,3 @@ def test_a_tap_on_a_later_turns_citation_previews_its_source_and_a_second_follow
         assert "#turn-2-source-1" not in page.url, "the first tap previews"
         cite.tap()
         expect(page).to_have_url(re.compile("#turn-2-source-1$"))
-    finally:
-        context.close()

@@ -7,7 +7,6 @@ contrast at WCAG AA in both colour schemes."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 
 import httpx
@@ -15,10 +14,10 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from answers.excerpts import readable
-from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
+from tests.fixtures.browser_pages import fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SeedDocument, corpus, running_server
-from tests.fixtures.page_checks import clipped, contrast, scrolls_sideways
-from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.page_checks import IN_BOTH_SCHEMES, assert_aa_contrast, clipped, scrolls_sideways, show
+from tests.fixtures.providers import HoldAfterFirstPiece, Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
 SOURCES = "[data-answer-sources] > li"
@@ -175,16 +174,12 @@ def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done
     wide: Page, browser_stub: StubOpenAIServer
 ) -> None:
     # The stub holds the rest of the answer until the preview is open (the first piece's citation shown).
-    release = threading.Event()
-
-    def hold_after_the_first_piece(index: int, _piece: str, _at: float) -> None:
-        if index == 0:
-            release.wait(60)
+    release = HoldAfterFirstPiece()
 
     browser_stub.enqueue(
         Reply(
             pieces=["Zebras live in grassland habitat and savanna [2] and", " graze all day [1]."],
-            on_piece=hold_after_the_first_piece,
+            on_piece=release,
         )
     )
     page = wide
@@ -203,7 +198,7 @@ def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done
         expect(preview).to_contain_text(f"[1] {title}")
         expect(preview.locator("mark")).to_have_count(0)  # the backing passage is known at `done`
     finally:
-        release.set()
+        release.release()
     expect(answer).to_have_attribute("data-answer-status", "done")
 
     # Still open, on the same source, now with its backing passage marked as the Sources list shows it.
@@ -229,12 +224,7 @@ def test_a_tap_on_a_phone_opens_the_preview_and_a_second_follows_the_link(
     browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
     browser_stub.reset()
-    context = browser.new_context(
-        base_url=browser_server.url, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
-    )
-    context.set_default_timeout(EXPECT_TIMEOUT_MS)
-    try:
-        page = context.new_page()
+    with fresh_page(browser, browser_server.url, touch=True) as page:
         browser_stub.enqueue(Reply(pieces=["Zebras live in grassland habitat and savanna [2]."]))
         ask(page)
         cite = page.locator("[data-answer-text] a.cite").first
@@ -248,8 +238,6 @@ def test_a_tap_on_a_phone_opens_the_preview_and_a_second_follows_the_link(
         assert box["x"] + box["width"] <= 390, "inside the phone's screen"
         cite.tap()
         expect(page).to_have_url(re.compile("#source-1$"))
-    finally:
-        context.close()
 
 
 def test_excerpts_read_as_text_cut_at_words_marked_live_and_one_passage_listed_once(
@@ -313,26 +301,20 @@ TEXT_SELECTORS = [
 ]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
+@IN_BOTH_SCHEMES
 def test_text_meets_wcag_aa_contrast_in_both_schemes(
     browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer, scheme: str, width: int
 ) -> None:
     browser_stub.reset()
     with fresh_page(browser, browser_server.url) as page:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.emulate_media(color_scheme=scheme)
+        show(page, width=width, scheme=scheme)
         browser_stub.enqueue(Reply(pieces=["Zebras live in grassland habitat and savanna [2]."]))
         ask(page)
         page.locator('[data-verdict="helpful"]').click()
         expect(page.locator('[data-verdict="helpful"]')).to_have_attribute("aria-pressed", "true")
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(255, 255, 255)") == (scheme == "light"), "the page follows the scheme"
-        ratios = contrast(page, TEXT_SELECTORS)
-        measured = {selector for selector, _ in ratios}
-        assert measured == set(TEXT_SELECTORS), f"not measured: {set(TEXT_SELECTORS) - measured}"
-        low = [(selector, ratio) for selector, ratio in ratios if ratio < 4.5]
-        assert low == [], f"under 4.5:1 in {scheme} at {width} px"
+        assert_aa_contrast(page, TEXT_SELECTORS, f"in {scheme} at {width} px")
 
 
 FIRST_SCREEN_TEXT = ["h1", ".intro", ".examples-heading", "[data-example-question]", "label", ".form-hint"]
@@ -351,22 +333,16 @@ PERMALINK_TEXT = [
 ]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
+@IN_BOTH_SCHEMES
 def test_the_first_screen_and_the_permalink_read_in_both_schemes(
     browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer, scheme: str, width: int
 ) -> None:
     browser_stub.reset()
     with fresh_page(browser, browser_server.url) as page:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.emulate_media(color_scheme=scheme)
+        show(page, width=width, scheme=scheme)
         page.goto("/")
         expect(page.locator("[data-example-question]").first).to_be_visible()
-        ratios = contrast(page, FIRST_SCREEN_TEXT)
-        assert {selector for selector, _ in ratios} == set(FIRST_SCREEN_TEXT)
-        assert [r for r in ratios if r[1] < 4.5] == [], (
-            f"the first screen: under 4.5:1 in {scheme} at {width} px"
-        )
+        assert_aa_contrast(page, FIRST_SCREEN_TEXT, f"on the first screen in {scheme} at {width} px")
         assert clipped(page) == []
         assert not scrolls_sideways(page)
         # An answer with inline code and a table, on its permalink.
@@ -380,10 +356,6 @@ def test_the_first_screen_and_the_permalink_read_in_both_schemes(
         answer_id = ask(page)
         page.goto(f"/answers/{answer_id}/")
         expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
-        ratios = contrast(page, PERMALINK_TEXT)
-        assert {selector for selector, _ in ratios} == set(PERMALINK_TEXT)
-        assert [r for r in ratios if r[1] < 4.5] == [], (
-            f"the permalink: under 4.5:1 in {scheme} at {width} px"
-        )
+        assert_aa_contrast(page, PERMALINK_TEXT, f"on the permalink in {scheme} at {width} px")
         assert clipped(page) == []
         assert not scrolls_sideways(page)

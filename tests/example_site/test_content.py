@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -142,16 +143,18 @@ def test_an_article_that_cannot_be_indexed_never_fails_its_save(
     assert f"articles.article:{site.public.pk}: body: is empty." in err.getvalue()
 
 
+def _saved_pond_article(capture_on_commit_callbacks: Any) -> Article:
+    """An article saved as a site saves one, its on-commit indexing run."""
+    with capture_on_commit_callbacks(execute=True):
+        return Article.objects.create(
+            title="Pond care", slug="pond", published=True, body="Ponds need shade and oxygenating plants."
+        )
+
+
 def test_an_embeddings_outage_during_a_save_is_caught_up_by_reindex(django_capture_on_commit_callbacks):
     with StubEmbeddingsServer() as server, override_settings(**embeddings_settings(server)):
         server.fail_next(3, status=503)  # every attempt of the save's one request
-        with django_capture_on_commit_callbacks(execute=True):
-            article = Article.objects.create(
-                title="Pond care",
-                slug="pond",
-                published=True,
-                body="Ponds need shade and oxygenating plants.",
-            )
+        article = _saved_pond_article(django_capture_on_commit_callbacks)
         document = document_of(article)
         assert document is not None  # the save and the document stand; only the vectors are missing
         chunks = Chunk.objects.filter(document=document)
@@ -173,13 +176,7 @@ def test_an_edit_replaces_the_chunks_and_their_vectors(django_capture_on_commit_
     if connection.vendor != "sqlite":
         pytest.skip("vectors on PostgreSQL need pgvector (tests/integration/test_dense_pgvector.py)")
     with StubEmbeddingsServer() as server, override_settings(**embeddings_settings(server)):
-        with django_capture_on_commit_callbacks(execute=True):
-            article = Article.objects.create(
-                title="Pond care",
-                slug="pond",
-                published=True,
-                body="Ponds need shade and oxygenating plants.",
-            )
+        article = _saved_pond_article(django_capture_on_commit_callbacks)
         old = set(Chunk.objects.filter(document=document_of(article)).values_list("id", flat=True))
         assert ChunkEmbedding.objects.filter(chunk_id__in=old).count() == len(old)
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterator
 
 import pytest
 
-from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable
+from answers.retrieval.embeddings import (
+    PAUSE_AFTER_FAILURE,
+    EmbeddingsClient,
+    EmbeddingsUnavailable,
+    clear_question_cache,
+    question_vector,
+)
+from tests.fixtures.clock import MOMENT, FakeClock
 from tests.fixtures.embeddings_server import DIMENSIONS, StubEmbeddingsServer, vector_for
 
 
@@ -59,11 +66,41 @@ def test_a_refusal_is_not_retried(embeddings_server: StubEmbeddingsServer, statu
 
 def test_a_server_that_stays_down_gives_up_at_the_deadline(embeddings_server: StubEmbeddingsServer) -> None:
     embeddings_server.stop()
-    started = time.monotonic()
+    clock = FakeClock()  # each backoff moves it: 0.2 s, then 0.4 s would end past the deadline
+    started = clock()
 
-    with pytest.raises(EmbeddingsUnavailable, match=r"within 0\.6 s \(APIConnectionError"):
-        _client(embeddings_server).embed(["x"], deadline=0.6)
-    assert time.monotonic() - started < 1.5
+    with pytest.raises(EmbeddingsUnavailable, match=r"within 0\.6 s \(APIConnectionError, 2 attempts\)"):
+        _client(embeddings_server, clock=clock, sleep=clock.advance).embed(["x"], deadline=0.6)
+    assert clock() - started == pytest.approx(0.2)
+
+
+@pytest.fixture
+def no_pauses() -> Iterator[None]:
+    clear_question_cache()
+    yield
+    clear_question_cache()
+
+
+@pytest.mark.usefixtures("no_pauses")
+def test_after_a_failed_question_the_server_is_skipped_for_exactly_the_pause(
+    embeddings_server: StubEmbeddingsServer,
+) -> None:
+    clock = FakeClock()
+    client = _client(embeddings_server, clock=clock, sleep=clock.advance)
+    embeddings_server.fail_next(1, status=400)
+    with pytest.raises(EmbeddingsUnavailable, match="HTTP 400"):
+        question_vector(client, "How do I leave a loop early?")
+
+    clock.advance(PAUSE_AFTER_FAILURE - MOMENT)
+    with pytest.raises(EmbeddingsUnavailable, match=r"HTTP 400.*; not asked again for 0 s"):
+        question_vector(client, "How do I import a module?")
+    assert len(embeddings_server.requests) == 1
+
+    clock.advance(MOMENT)  # the pause is over: the server is asked again
+    assert question_vector(client, "How do I import a module?") == pytest.approx(
+        vector_for("How do I import a module?")
+    )
+    assert len(embeddings_server.requests) == 2
 
 
 def test_vectors_of_the_wrong_size_are_refused_with_both_sizes(

@@ -8,17 +8,17 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from answers.content.storage import document_upsert
 from answers.models import Document
 from answers.retrieval.access import ANONYMOUS, Reader, reader_for
 from answers.retrieval.pipeline import retrieve
+from tests.fixtures.api import document_writer
 from tests.fixtures.pgvector import has_pgvector
 
 pytestmark = pytest.mark.django_db
@@ -63,21 +63,8 @@ def test_ingest_without_access_stores_public_and_a_bad_access_is_refused(tmp_pat
         call_command("ingest", str(tmp_path), "--access", ",", stdout=StringIO(), stderr=StringIO())
 
 
-def _writer() -> APIClient:
-    user = User.objects.create_user("writer")
-    user.user_permissions.set(
-        Permission.objects.filter(
-            content_type__app_label="answers",
-            codename__in=["add_document", "change_document", "view_document"],
-        )
-    )
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
-
-
 def test_the_documents_api_takes_and_returns_access():
-    writer = _writer()
+    writer = document_writer()
     base = {"key": "k", "title": "T", "body": "Body text."}
 
     created = writer.post("/api/documents/", {**base, "access": ["Members"]}, format="json")
@@ -209,7 +196,7 @@ def test_the_admin_answer_page_shows_how_many_candidates_were_withheld(admin_cli
 
 
 def test_the_documents_api_drops_nul_characters_as_ingest_does():
-    writer = _writer()
+    writer = document_writer()
     response = writer.post(
         "/api/documents/",
         {"key": "k\x00", "title": "T\x00", "url": "/a\x00", "body": "B\x00ody."},

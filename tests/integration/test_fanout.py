@@ -11,7 +11,9 @@
   makes the local streams re-read the store.
 
 Redis here is a private redis-server (tests/fixtures/redis_server.py) this
-module stops and starts.
+module stops and starts. The circuit runs on a fake clock (tests/fixtures/clock.py),
+and the number of connections Redis has accepted says whether a publish tried it:
+no test measures how long anything took.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ from django_eventstream.views import Listener, get_listener_manager
 
 from answers.retrieval.access import NOTHING_WITHHELD
 from answers.sse import fanout as fanout_module
-from answers.sse.fanout import REDIS_CHANNEL, RedisFanout, ResilientRedisListener
+from answers.sse.fanout import CIRCUIT_OPEN_SECONDS, REDIS_CHANNEL, RedisFanout, ResilientRedisListener
 from answers.sse.stream import _live, listen, unlisten
+from tests.fixtures.clock import MOMENT, FakeClock
 from tests.fixtures.redis_server import PrivateRedis
-from tests.fixtures.waiting import await_until
+from tests.fixtures.waiting import await_until, wait_until
 
 CHANNEL = "answer-00000000-0000-0000-0000-000000000001"
-UNREACHABLE = "redis://127.0.0.1:1/0"
 
 
 def _event(eid: int, kind: str = "delta", channel: str = CHANNEL) -> Event:
@@ -123,26 +125,6 @@ async def test_a_resync_ends_the_live_phase(listener: Listener) -> None:
 # --- RedisFanout: the circuit
 
 
-async def test_publishing_with_redis_unreachable_returns_at_once_and_delivers_locally(
-    listener: Listener, caplog: pytest.LogCaptureFixture
-) -> None:
-    publisher = RedisFanout(UNREACHABLE)
-    caplog.set_level(logging.WARNING, logger="answers.sse.fanout")
-    started = time.monotonic()
-    for eid in range(1, 21):
-        publisher.publish(_event(eid))
-    elapsed = time.monotonic() - started
-
-    assert elapsed < 5.0, f"20 publishes with Redis unreachable took {elapsed:.2f}s"
-    await asyncio.wait_for(listener.aevent.wait(), 2)
-    queued = listener.channel_items[CHANNEL]
-    # At most MAX_PENDING are queued; the rest mark the listener overflowed (it re-reads the store).
-    assert [int(e.id) for e in queued] == list(range(1, len(queued) + 1))
-    assert listener.overflow
-    failures = [r for r in caplog.records if "Redis publish failed" in r.getMessage()]
-    assert len(failures) == 1, "one warning per outage, not one per event"
-
-
 @pytest.fixture
 def redis_up(private_redis: PrivateRedis) -> Iterator[PrivateRedis]:
     if not private_redis.running:
@@ -152,19 +134,89 @@ def redis_up(private_redis: PrivateRedis) -> Iterator[PrivateRedis]:
         private_redis.start()
 
 
-class Subscriber:
-    """Records what is published on django-eventstream's Redis channel, in order."""
+class Connections:
+    """How many connections Redis has accepted (INFO stats), read over one connection of its own:
+    each publish that tries Redis while it refuses opens one, one that skips it opens none."""
 
     def __init__(self, server: PrivateRedis) -> None:
-        self.pubsub = server.client().pubsub(ignore_subscribe_messages=True)
+        self._client = server.client()
+        self._client.ping()
+
+    def __call__(self) -> int:
+        return int(self._client.info("stats")["total_connections_received"])
+
+
+@pytest.fixture
+def refusing(redis_up: PrivateRedis) -> str:
+    """A URL of the private Redis that every publish fails on (an unknown user): Redis is tried
+    and refuses at once, a RedisError as when it is unreachable, and each try is counted."""
+    return f"redis://nobody:wrong@127.0.0.1:{redis_up.port}/0"
+
+
+async def test_publishing_while_redis_refuses_tries_it_once_and_delivers_locally(
+    listener: Listener, caplog: pytest.LogCaptureFixture, redis_up: PrivateRedis, refusing: str
+) -> None:
+    clock = FakeClock()  # time stands still: the circuit stays open
+    publisher = RedisFanout(refusing, clock=clock, sleep=clock.sleep)
+    connections = Connections(redis_up)
+    before = connections()
+    caplog.set_level(logging.WARNING, logger="answers.sse.fanout")
+    for eid in range(1, 21):
+        publisher.publish(_event(eid))
+
+    assert connections() == before + 1, "one try opens the circuit; the other 19 do not wait on Redis"
+    await asyncio.wait_for(listener.aevent.wait(), 2)
+    queued = listener.channel_items[CHANNEL]
+    # At most MAX_PENDING are queued; the rest mark the listener overflowed (it re-reads the store).
+    assert [int(e.id) for e in queued] == list(range(1, len(queued) + 1))
+    assert listener.overflow
+    failures = [r for r in caplog.records if "Redis publish failed" in r.getMessage()]
+    assert len(failures) == 1, "one warning per outage, not one per event"
+
+
+async def test_the_circuit_stays_open_for_exactly_its_time_then_redis_is_tried_again(
+    listener: Listener, redis_up: PrivateRedis, refusing: str
+) -> None:
+    clock = FakeClock()
+    publisher = RedisFanout(refusing, clock=clock, sleep=clock.sleep)
+    connections = Connections(redis_up)
+    before = connections()
+
+    publisher.publish(_event(1))  # refused: the circuit opens
+    assert connections() == before + 1
+    clock.advance(CIRCUIT_OPEN_SECONDS - MOMENT)
+    publisher.publish(_event(2))  # a moment before it closes: not tried
+    assert connections() == before + 1
+
+    clock.advance(MOMENT)  # exactly CIRCUIT_OPEN_SECONDS: the resync thread tries Redis by itself
+    wait_until(lambda: connections() == before + 2, within=10, what="the resync thread to try Redis")
+    publisher.publish(_event(3))  # refused again: open for another CIRCUIT_OPEN_SECONDS
+    clock.advance(CIRCUIT_OPEN_SECONDS - MOMENT)
+    publisher.publish(_event(4))
+    assert connections() == before + 2
+
+    await asyncio.wait_for(listener.aevent.wait(), 2)
+    assert [int(e.id) for e in listener.channel_items[CHANNEL]] == [1, 2, 3, 4]  # each delivered here
+
+
+class Subscriber:
+    """Records what is published on django-eventstream's Redis channel, in order, from the moment
+    Redis confirmed the subscription (when the constructor returns)."""
+
+    def __init__(self, server: PrivateRedis) -> None:
+        self.pubsub = server.client().pubsub()
         self.pubsub.subscribe(REDIS_CHANNEL)
         self.messages: list[dict[str, Any]] = []
+        confirmed = wait_until(
+            lambda: self.pubsub.get_message(timeout=0.1), within=10, what="Redis to confirm the subscription"
+        )
+        assert confirmed["type"] == "subscribe"
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while len(self.messages) < count and time.monotonic() < deadline:
             message = self.pubsub.get_message(timeout=0.1)
-            if message is not None:
+            if message is not None and message["type"] == "message":
                 self.messages.append(json.loads(message["data"]))
         return self.messages
 
@@ -175,7 +227,6 @@ class Subscriber:
 @pytest.fixture
 def subscriber(redis_up: PrivateRedis) -> Iterator[Subscriber]:
     sub = Subscriber(redis_up)
-    sub.wait_for(0, timeout=0.2)  # the subscription is confirmed before anything is published
     yield sub
     sub.close()
 
@@ -193,15 +244,14 @@ def test_with_redis_up_events_go_through_redis_only(subscriber: Subscriber, redi
 async def test_when_redis_is_back_a_resync_goes_out_first_even_if_nothing_else_is_published(
     subscriber: Subscriber, redis_up: PrivateRedis, listener: Listener
 ) -> None:
-    publisher = RedisFanout(redis_up.url)
+    clock = FakeClock()
+    publisher = RedisFanout(redis_up.url, clock=clock, sleep=clock.sleep)
     publisher.publish(_event(1))
     assert [m.get("pub_id") for m in subscriber.wait_for(1)] == ["1"]
 
     subscriber.close()
     redis_up.stop()
-    started = time.monotonic()
     publisher.publish(_event(2))  # e.g. an answer's last event, `done`
-    assert time.monotonic() - started < 1.9  # below the client's 2 s socket timeout: nothing waited on it
     await asyncio.wait_for(listener.aevent.wait(), 2)
     assert [int(e.id) for e in listener.channel_items[CHANNEL]] == [2]  # delivered in this process
 
@@ -209,6 +259,7 @@ async def test_when_redis_is_back_a_resync_goes_out_first_even_if_nothing_else_i
     again = Subscriber(redis_up)
     try:
         # No further publish: the resync still comes, once the circuit lets Redis be tried again.
+        clock.advance(CIRCUIT_OPEN_SECONDS)
         assert again.wait_for(1, timeout=10) == [{"resync": True}]
         publisher.publish(_event(3))
         assert [m.get("pub_id") for m in again.wait_for(2)][1:] == ["3"]
@@ -220,19 +271,20 @@ async def test_when_redis_is_back_a_resync_goes_out_first_even_if_nothing_else_i
 async def test_the_next_successful_publish_sends_the_resync_before_the_event(
     redis_up: PrivateRedis, listener: Listener
 ) -> None:
-    publisher = RedisFanout(redis_up.url)
+    clock = FakeClock()
+    publisher = RedisFanout(redis_up.url, clock=clock, sleep=clock.sleep)
     redis_up.stop()
     publisher.publish(_event(1))  # opens the circuit; delivered locally
     redis_up.start()
     sub = Subscriber(redis_up)
     try:
-        sub.wait_for(0, timeout=0.2)
-        # Publish as soon as the circuit closes (the background resync may go out first: same order).
-        await asyncio.sleep(max(0.0, publisher._down_until - time.monotonic()) + 0.01)
+        # Publish as the circuit closes (the background resync may go out first: same order).
+        clock.advance(CIRCUIT_OPEN_SECONDS)
         publisher.publish(_event(2))
-        messages = sub.wait_for(2)
+        publisher.publish(_event(3))
+        messages = sub.wait_for(3)
         assert messages[0] == {"resync": True}
-        assert [m.get("pub_id") for m in messages[1:]] == ["2"]
+        assert [m.get("pub_id") for m in messages[1:]] == ["2", "3"]  # one resync, none between
     finally:
         sub.close()
 

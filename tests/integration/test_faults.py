@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from django.db import connection
 
 from answers.citations.trail import compute_trail
 from answers.conf import conf
@@ -21,6 +20,7 @@ from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.db_faults import ALLOW_DONE, execute_for_vendor
 from tests.fixtures.providers import Reply
 
 pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
@@ -71,13 +71,6 @@ _REFUSE = {
         "WHEN (NEW.status = 'done') EXECUTE FUNCTION refuse_done()",
     ],
 }
-_ALLOW = {
-    "sqlite": ["DROP TRIGGER IF EXISTS refuse_done"],
-    "postgresql": [
-        "DROP TRIGGER IF EXISTS refuse_done ON answers_answer",
-        "DROP FUNCTION IF EXISTS refuse_done()",
-    ],
-}
 
 
 @pytest.fixture
@@ -89,16 +82,12 @@ def arrange(stub_openai, openai_settings) -> Iterator[object]:
         stub_openai.set_default(fault.reply)
         openai_settings.ANSWERS_PROVIDER_TIMEOUT = fault.timeout_s
         if fault.database:
-            with connection.cursor() as cursor:
-                for statement in _REFUSE[connection.vendor]:
-                    cursor.execute(statement)
+            execute_for_vendor(_REFUSE)
             armed.append(True)
 
     yield arm
     if armed:
-        with connection.cursor() as cursor:
-            for statement in _ALLOW[connection.vendor]:
-                cursor.execute(statement)
+        execute_for_vendor(ALLOW_DONE)
 
 
 @pytest.mark.django_db

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from answers.checks import check_settings
 from answers.models import Answer, Document
@@ -22,24 +20,11 @@ from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
-from tests.fixtures.api import ask
+from tests.fixtures.api import ask, document_writer
 from tests.fixtures.providers import Reply
 
 ASK = "/api/answers/"
 DOCUMENTS = "/api/documents/"
-
-
-def document_writer() -> APIClient:
-    user = User.objects.create_user("writer", password=None)
-    user.user_permissions.set(
-        Permission.objects.filter(
-            content_type__app_label="answers",
-            codename__in=["add_document", "change_document", "view_document"],
-        )
-    )
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
 
 
 def stored_events(answer_id: Any) -> list[tuple[str, dict[str, Any]]]:

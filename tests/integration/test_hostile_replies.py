@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connection
 
 from answers import selectors
 from answers.citations.trail import compute_trail
@@ -27,6 +26,7 @@ from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION, stub_provider_settings
 from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.db_faults import ALLOW_DONE, execute_for_vendor
 from tests.fixtures.live_events import assert_live_events
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -155,24 +155,13 @@ _REFUSE_TEXT = {
         "EXECUTE FUNCTION refuse_done()",
     ],
 }
-_ALLOW = {
-    "sqlite": ["DROP TRIGGER IF EXISTS refuse_done"],
-    "postgresql": [
-        "DROP TRIGGER IF EXISTS refuse_done ON answers_answer",
-        "DROP FUNCTION IF EXISTS refuse_done()",
-    ],
-}
 
 
 @pytest.fixture
 def refusing_database() -> Iterator[None]:
-    with connection.cursor() as cursor:
-        for statement in _REFUSE_TEXT[connection.vendor]:
-            cursor.execute(statement)
+    execute_for_vendor(_REFUSE_TEXT)
     yield
-    with connection.cursor() as cursor:
-        for statement in _ALLOW[connection.vendor]:
-            cursor.execute(statement)
+    execute_for_vendor(ALLOW_DONE)
 
 
 @pytest.mark.django_db
@@ -306,17 +295,10 @@ async def test_sse_past_max_answer_chars_the_done_event_says_truncated(provider,
 
 @pytest.mark.django_db
 def test_past_max_answer_chars_the_provider_stream_is_closed_not_waited_for(
-    client, settings, stub_openai: StubOpenAIServer
+    client, settings, stub_openai: StubOpenAIServer, openai_settings
 ) -> None:
     """The stub sends two pieces, then nothing until it stops: an app still reading after the cut
     would fail the answer as a timeout instead."""
-    stub_provider_settings(
-        settings,
-        "openai",
-        "stub-model",
-        ANSWERS_OPENAI_BASE_URL=stub_openai.base_url,
-        ANSWERS_OPENAI_API_KEY="sk-test",
-    )
     settings.ANSWERS_MAX_ANSWER_CHARS = 20
     stub_openai.set_default(Reply(pieces=["Runaway [1] text", " and more", " never sent"], hang_after=2))
 

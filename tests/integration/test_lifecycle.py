@@ -22,6 +22,7 @@ from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
 from answers.sse.storage import AnswerEventStorage
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.clock import MOMENT, FakeClock
 from tests.fixtures.providers import Reply
 from tests.fixtures.waiting import await_until
 
@@ -61,6 +62,30 @@ def test_the_reaper_fails_silent_answers_and_tells_their_listeners(answer_factor
     assert beating.status == "streaming"  # beat 5 s ago: alive
     assert f"{silent.id}: failed (stale)" in out.getvalue()
     assert last_event(silent.id) == {"type": "error", "detail": silent.error_message}
+
+
+@pytest.mark.django_db
+def test_the_reaper_takes_a_heartbeat_older_than_stale_after_and_not_one_a_moment_younger(
+    answer_factory, settings
+):
+    settings.ANSWERS_STALE_AFTER = 30
+    clock = FakeClock()
+    older = answer_factory(text="Done [1].")
+    younger = answer_factory(text="Done [1].")
+    Answer.objects.filter(id=older.id).update(status="streaming", heartbeat_at=clock.now())
+    clock.advance(MOMENT)
+    Answer.objects.filter(id=younger.id).update(status="streaming", heartbeat_at=clock.now())
+
+    clock.advance(30)  # `older` beat 30 s and a moment ago, `younger` exactly 30 s ago
+    reaped = store.answer_reap_stale(clock=clock.now)
+
+    assert [r.answer_id for r in reaped] == [older.id]
+    older.refresh_from_db()
+    younger.refresh_from_db()
+    assert (older.status, older.error_kind, older.finished_at) == ("failed", "stale", clock.now())
+    assert younger.status == "streaming"
+    clock.advance(MOMENT)  # a moment later `younger` is stale too
+    assert [r.answer_id for r in store.answer_reap_stale(clock=clock.now)] == [younger.id]
 
 
 @pytest.mark.django_db(transaction=True)

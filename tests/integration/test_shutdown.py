@@ -1,7 +1,11 @@
 """SIGTERM to a real daphne: answers in flight finish within the grace period or are failed, never left.
 
 The server runs as in production (`daphne project.asgi:application`); after it
-exits, its database is read with `manage.py shell` to see what it left behind.
+exits, its database is read with `manage.py shell` to see what it left behind, and
+its log says which way the stop went. No test measures how long the stop took: the
+path is proven by what was stored and logged (a grace far longer than any wait here
+was not waited out; an answer cut by the grace fails as `shutdown`, where the
+provider's timeout would have failed it as `timeout`).
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ import asyncio
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import httpx
@@ -44,12 +47,10 @@ def _exited(pid: int) -> bool:
     return state in {"Z", "X"}
 
 
-def stop_server(pid: int, timeout: float = 30) -> float:
-    """SIGTERM, then wait for the process to exit; returns how long it took."""
-    started = time.monotonic()
+def stop_server(pid: int, within: float = 60) -> None:
+    """SIGTERM, then wait for the process to exit (`within` only bounds the wait)."""
     os.kill(pid, signal.SIGTERM)
-    wait_until(lambda: _exited(pid), within=timeout, what="the server to exit after SIGTERM")
-    return time.monotonic() - started
+    wait_until(lambda: _exited(pid), within=within, what="the server to exit after SIGTERM")
 
 
 def report(env: dict[str, str]) -> dict[str, dict]:
@@ -81,19 +82,22 @@ def stub(stub_openai: StubOpenAIServer) -> StubOpenAIServer:
 
 def test_sigterm_lets_an_answer_in_flight_finish_within_the_grace_period(stub: StubOpenAIServer) -> None:
     stub.set_default(Reply(pieces=["Zebras ", "graze ", "on grass ", "[1]."], delay_s=0.3))
-    with running_server(
-        openai_base_url=stub.base_url, documents=corpus(), extra_env={"ANSWERS_SHUTDOWN_GRACE": "10"}
-    ) as live:
+    # An hour's grace: the server exits once the answer is done, not when the grace ends
+    # (stop_server's bound is a minute).
+    env = {"ANSWERS_SHUTDOWN_GRACE": "3600", "LOG_LEVEL": "INFO"}
+    with running_server(openai_base_url=stub.base_url, documents=corpus(), extra_env=env) as live:
         asyncio.run(_ask_and_wait_for_first_delta(live.url))
 
-        took = stop_server(live.pid)
+        stop_server(live.pid)
         left = report(live.env)
+        log = live.log_tail(100_000)
 
     answer = left["sse"]
-    assert answer["status"] == "done", live.log_tail()
+    assert answer["status"] == "done", log
     assert answer["raw"] == "Zebras graze on grass [1]."
     assert [kind for kind, _ in answer["events"]][-1] == "done"
-    assert took < 10
+    assert "shutdown: waiting up to 3600.0 s for 1 answer(s) in flight" in log
+    assert "did not finish in time" not in log
 
 
 def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: StubOpenAIServer) -> None:
@@ -110,20 +114,25 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
             )
             return json_ask
 
-        async def scenario() -> tuple[float, httpx.Response]:
+        async def scenario() -> httpx.Response:
             json_ask = await both_in_flight()
-            took = await asyncio.to_thread(stop_server, live.pid)
-            return took, await json_ask
+            await asyncio.to_thread(stop_server, live.pid)
+            return await json_ask
 
-        took, json_response = asyncio.run(scenario())
+        json_response = asyncio.run(scenario())
         left = report(live.env)
+        log = live.log_tail(100_000)
 
-    assert took < 8, "the grace period is 1 s"
+    # The provider hangs for a minute and times out after 20 s: `shutdown`, not `timeout`, says the
+    # grace period cut both answers.
     for delivery in ("sse", "json"):
         answer = left[delivery]
-        assert answer["status"] == "failed", (delivery, live.log_tail())
+        assert answer["status"] == "failed", (delivery, log)
         assert answer["kind"] == "shutdown"
         assert answer["raw"] == "Zebras [1] "
+    assert "shutdown: 2 answer(s) did not finish in time and were marked failed" in log
+    stopped = next(line for line in log.splitlines() if "server stop: answers failed:" in line)
+    assert {left["sse"]["id"], left["json"]["id"]} <= set(stopped.replace(",", " ").split())
     events = left["sse"]["events"]
     # The marker waits for what follows its blank; at the shutdown it is released, with its cite,
     # before `error`.

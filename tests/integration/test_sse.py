@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
 
 from tests.fixtures.live_events import assert_live_events, events_of
 from tests.fixtures.live_server import LiveServer
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stream, wait_until_finished
+
+
+@asynccontextmanager
+async def asked(
+    live: LiveServer, stub: StubOpenAIServer, reply: Reply, headers: dict[str, str] | None = None
+) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, Any]]]:
+    """The stub scripted with `reply`, then the question asked: a client of the server and the answer."""
+    stub.enqueue(reply)
+    async with client_for(live) as client:
+        yield client, await ask(client, headers=headers)
+
 
 # --- order and payloads
 
@@ -21,9 +37,7 @@ from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, client_for, read_stre
 async def test_accepted_response_names_the_answer_and_its_stream(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Zebras live in grassland [1]."]))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["Zebras live in grassland [1]."])) as (client, accepted):
         assert set(accepted) >= {"id", "status", "url", "events_url"}
         assert accepted["status"] in ("pending", "streaming")
         assert accepted["url"] == f"{live.url}/api/answers/{accepted['id']}/"
@@ -36,9 +50,9 @@ async def test_accepted_response_names_the_answer_and_its_stream(
 async def test_events_come_in_order_references_deltas_done_with_their_payloads(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Zebras live ", "in grassland [3", "] and savanna [1", "]."], delay_s=0.05))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(
+        live, stub, Reply(pieces=["Zebras live ", "in grassland [3", "] and savanna [1", "]."], delay_s=0.05)
+    ) as (client, accepted):
         stream = await read_stream(client, accepted["events_url"])
 
     types = stream.types
@@ -104,9 +118,7 @@ async def test_deltas_add_up_to_exactly_the_raw_text(live: LiveServer, stub: Stu
         "🦓",
         ".",
     ]
-    stub.enqueue(Reply(pieces=pieces, delay_s=0.03))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=pieces, delay_s=0.03)) as (client, accepted):
         stream = await read_stream(client, accepted["events_url"])
         trail = (
             await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("reviewer"))
@@ -122,9 +134,7 @@ async def test_deltas_add_up_to_exactly_the_raw_text(live: LiveServer, stub: Stu
 
 
 async def test_done_equals_what_a_later_get_returns(live: LiveServer, stub: StubOpenAIServer) -> None:
-    stub.enqueue(Reply(pieces=["Savanna [4], then grassland [2][4]."]))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["Savanna [4], then grassland [2][4]."])) as (client, accepted):
         stream = await read_stream(client, accepted["events_url"])
         answer = (await client.get(accepted["url"])).json()
 
@@ -139,9 +149,10 @@ async def test_done_equals_what_a_later_get_returns(live: LiveServer, stub: Stub
 
 
 async def test_fallback_answer_keeps_every_retrieved_source(live: LiveServer, stub: StubOpenAIServer) -> None:
-    stub.enqueue(Reply(pieces=["Zebras live in grassland.", " No numbers here."]))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["Zebras live in grassland.", " No numbers here."])) as (
+        client,
+        accepted,
+    ):
         stream = await read_stream(client, accepted["events_url"])
 
     references = stream.events[0].data["references"]
@@ -156,9 +167,7 @@ async def test_fallback_answer_keeps_every_retrieved_source(live: LiveServer, st
 async def test_provider_failure_publishes_error_instead_of_done(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(status=400))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(status=400)) as (client, accepted):
         stream = await read_stream(client, accepted["events_url"])
         answer = (await client.get(accepted["url"])).json()
 
@@ -174,9 +183,9 @@ async def test_provider_failure_publishes_error_instead_of_done(
 async def test_stream_cut_midway_sends_the_partial_deltas_then_error(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Zebras ", "live [1]", " and then"], cut_after=2, delay_s=0.02))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(
+        live, stub, Reply(pieces=["Zebras ", "live [1]", " and then"], cut_after=2, delay_s=0.02)
+    ) as (client, accepted):
         stream = await read_stream(client, accepted["events_url"])
         trail = (
             await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("reviewer"))
@@ -197,9 +206,9 @@ async def test_stream_cut_midway_sends_the_partial_deltas_then_error(
 async def test_late_subscriber_after_done_replays_every_event(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Zebras [2]", " live ", "in grassland [1]."], delay_s=0.05))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(
+        live, stub, Reply(pieces=["Zebras [2]", " live ", "in grassland [1]."], delay_s=0.05)
+    ) as (client, accepted):
         first = await read_stream(client, accepted["events_url"])
         late = await read_stream(client, accepted["events_url"])
 
@@ -214,9 +223,10 @@ async def test_late_subscriber_after_done_replays_every_event(
 async def test_nobody_listening_still_finishes_and_a_later_subscriber_gets_it_all(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Nobody ", "listens [1]."], delay_s=0.05))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["Nobody ", "listens [1]."], delay_s=0.05)) as (
+        client,
+        accepted,
+    ):
         answer = await wait_until_finished(client, accepted["id"])
         stream = await read_stream(client, accepted["events_url"])
 
@@ -229,9 +239,9 @@ async def test_nobody_listening_still_finishes_and_a_later_subscriber_gets_it_al
 async def test_client_disconnecting_midway_does_not_stop_generation(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=[f"part {i} " for i in range(10)] + ["[1]."], delay_s=0.08))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(
+        live, stub, Reply(pieces=[f"part {i} " for i in range(10)] + ["[1]."], delay_s=0.08)
+    ) as (client, accepted):
         async with client.stream("GET", accepted["events_url"]) as response:
             async for line in response.aiter_lines():
                 if line.startswith("event: delta"):
@@ -246,9 +256,7 @@ async def test_mid_stream_subscriber_gets_everything_from_the_start(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
     pieces = [f"Zebra fact {i}. " for i in range(12)] + ["They live in grassland [1]."]
-    stub.enqueue(Reply(pieces=pieces, delay_s=0.1))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=pieces, delay_s=0.1)) as (client, accepted):
         first_delta = asyncio.Event()
         early_task = asyncio.create_task(
             read_stream(
@@ -275,9 +283,10 @@ async def test_mid_stream_subscriber_gets_everything_from_the_start(
 async def test_reconnecting_with_last_event_id_resumes_after_it(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["One [1]", " two", " three."], delay_s=0.15))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["One [1]", " two", " three."], delay_s=0.15)) as (
+        client,
+        accepted,
+    ):
         full = await read_stream(client, accepted["events_url"])
         resume_from = full.events[0].id  # right after `references`
         assert resume_from is not None
@@ -292,9 +301,10 @@ async def test_reconnecting_with_last_event_id_resumes_after_it(
 
 async def test_an_answer_stores_at_most_ten_events_a_second(live: LiveServer, stub: StubOpenAIServer) -> None:
     pieces = [("z" if i % 7 else " ") for i in range(999)] + ["[1]"]
-    stub.enqueue(Reply(pieces=pieces, delay_s=0.003, empty_deltas=False))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=pieces, delay_s=0.003, empty_deltas=False)) as (
+        client,
+        accepted,
+    ):
         stream = await read_stream(client, accepted["events_url"])
         trail = (
             await client.get(f"/api/answers/{accepted['id']}/trail/", headers=live.auth("reviewer"))
@@ -316,9 +326,10 @@ async def test_an_answer_stores_at_most_ten_events_a_second(live: LiveServer, st
 async def test_signed_in_askers_stream_is_readable_by_them_and_staff(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Alice's answer [1]."]))
-    async with client_for(live) as client:
-        accepted = await ask(client, headers=live.auth("alice"))
+    async with asked(live, stub, Reply(pieces=["Alice's answer [1]."]), headers=live.auth("alice")) as (
+        client,
+        accepted,
+    ):
         own = await read_stream(client, accepted["events_url"], headers=live.auth("alice"))
         staff = await read_stream(client, accepted["events_url"], headers=live.auth("staff"))
 
@@ -327,9 +338,9 @@ async def test_signed_in_askers_stream_is_readable_by_them_and_staff(
 
 
 async def test_signed_in_askers_stream_is_closed_to_others(live: LiveServer, stub: StubOpenAIServer) -> None:
-    stub.enqueue(Reply(pieces=["Alice's private answer [1]."]))
-    async with client_for(live) as client:
-        accepted = await ask(client, headers=live.auth("alice"))
+    async with asked(
+        live, stub, Reply(pieces=["Alice's private answer [1]."]), headers=live.auth("alice")
+    ) as (client, accepted):
         url = accepted["events_url"]
         other = await client.get(url, headers=live.auth("bob"))
         anonymous = await client.get(url)
@@ -348,9 +359,7 @@ async def test_signed_in_askers_stream_is_closed_to_others(live: LiveServer, stu
 async def test_anonymous_answers_stream_is_readable_by_whoever_holds_its_url(
     live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    stub.enqueue(Reply(pieces=["Shared answer [1]."]))
-    async with client_for(live) as client:
-        accepted = await ask(client)
+    async with asked(live, stub, Reply(pieces=["Shared answer [1]."])) as (client, accepted):
         anonymous = await read_stream(client, accepted["events_url"])
         signed_in = await read_stream(client, accepted["events_url"], headers=live.auth("bob"))
 

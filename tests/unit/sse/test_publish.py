@@ -5,10 +5,14 @@ The publisher (answers.sse.publish.DeltaCoalescer) runs as in production, with
 its `send` collecting each coalesced stretch's events (delta_events, what
 publish_delta stores and publishes) instead of storing them; `done` is built
 from compute_trail, the function answer_complete stores the finalized pair with.
+
+Its pacing runs on a fake clock (tests/fixtures/clock.py): pieces within the interval since the
+last delta go out together when it ends, a piece after it goes out at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import uuid
 from collections.abc import Collection
@@ -19,8 +23,9 @@ import pytest
 from answers.citations.trail import compute_trail
 from answers.retrieval.types import RetrievedSource
 from answers.selectors import reference_payload
-from answers.sse.publish import Delta, DeltaCoalescer, delta_events
+from answers.sse.publish import DELTA_INTERVAL_SECONDS, Delta, DeltaCoalescer, delta_events
 from tests.fixtures.citation_texts import table_texts
+from tests.fixtures.clock import MOMENT, FakeClock
 from tests.fixtures.live_events import assert_live_events, scripted_replies
 
 DIALECTS: tuple[Collection[str] | None, ...] = (None, ())  # all dialects (the default), none
@@ -139,3 +144,57 @@ async def test_a_marker_flood_past_the_budget_is_displayed_at_the_end_with_its_o
     assert [data["display"] for data in deltas[1:-1]] == ["" for _ in deltas[1:-1]]
     assert deltas[-1]["display"].endswith("[1] end.")
     assert [data["number"] for kind, data in events if kind == "cite"] == [1]
+
+
+# --- pacing
+
+
+class Sent:
+    """The coalescer's `send`: records each delta's raw text; `next()` waits for the next one."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._arrived = asyncio.Event()
+
+    async def __call__(self, answer_id: uuid.UUID, delta: Delta) -> None:
+        self.texts.append(delta.text)
+        self._arrived.set()
+
+    async def next(self) -> list[str]:
+        await asyncio.wait_for(self._arrived.wait(), 10)
+        self._arrived.clear()
+        return self.texts
+
+
+async def test_pieces_within_the_interval_go_out_together_when_it_ends() -> None:
+    clock = FakeClock()
+    sent = Sent()
+    coalescer = DeltaCoalescer(uuid.uuid4(), send=sent, clock=clock, sleep=clock.asleep)
+
+    await coalescer.add("One. ")  # nothing sent in the last interval: out at once
+    assert await sent.next() == ["One. "]
+    clock.advance(MOMENT)
+    await coalescer.add("Two. ")  # starts a timer for the rest of the interval
+    await asyncio.sleep(0)  # one turn of the loop: the timer starts sleeping, on the fake clock
+    clock.advance(DELTA_INTERVAL_SECONDS - 2 * MOMENT)  # a moment before the interval ends
+    await coalescer.add("Three. ")
+
+    clock.advance(2 * MOMENT)  # past it: both go out in one delta (had either gone alone, it would show)
+    assert await sent.next() == ["One. ", "Two. Three. "]
+    await coalescer.close()
+
+
+async def test_a_piece_an_interval_after_the_last_delta_goes_out_at_once() -> None:
+    clock = FakeClock()
+    sent = Sent()
+    coalescer = DeltaCoalescer(uuid.uuid4(), send=sent, clock=clock, sleep=clock.asleep)
+
+    await coalescer.add("One. ")
+    clock.advance(DELTA_INTERVAL_SECONDS)
+    await coalescer.add("Two. ")  # no timer: sent before add() returns
+    assert sent.texts == ["One. ", "Two. "]
+    clock.advance(DELTA_INTERVAL_SECONDS - MOMENT)
+    await coalescer.add("Three. ")  # a moment early: held back until close
+    assert sent.texts == ["One. ", "Two. "]
+    await coalescer.close()
+    assert sent.texts == ["One. ", "Two. ", "Three. "]
