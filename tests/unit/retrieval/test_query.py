@@ -1,4 +1,4 @@
-"""A term the corpus never uses: a name or rare word counts fully against a passage, common English not."""
+"""query: a term the corpus never uses counts fully if it is a name or a rare word, not if common English."""
 
 from __future__ import annotations
 
