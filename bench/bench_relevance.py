@@ -410,6 +410,12 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
                 f"| {_pct(point['declined_precision'])} | {_pct(point['right_first'])} "
                 f"| {_pct(point['paraphrase_top5'])} |"
             )
+    lines += [
+        "",
+        "Before: the old scorer and query terms over the candidates today's engines return (PostgreSQL "
+        "orders them by the rarity of the terms they hold, answers/retrieval/backends.py, which helps the "
+        "old scorer there too).",
+    ]
     held = labeled(HELDOUT)
     held_kinds = {k: sum(r["kind"] == k for r in held) for k in ("on-topic", "paraphrase", "off-topic")}
     lines += [
@@ -423,7 +429,10 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        for label, scorer in (("before (old scorer, old default)", "old"), ("rarity-weighted coverage", "new")):
+        for label, scorer in (
+            ("before (old scorer, old default)", "old"),
+            ("rarity-weighted coverage", "new"),
+        ):
             point, ranking = r[scorer]["heldout"]["at_default"], r[scorer]["heldout"]["ranking"]
             lines.append(
                 f"| {r['db']} | {label} | {point['threshold']:.2f} | {_pct(point['declined_recall'])} "
