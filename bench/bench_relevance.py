@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 from answers.conf import MIN_SCORE_DEFAULT  # noqa: E402 - after the path is set
 
 LABELED = BENCH / "relevance_labeled.jsonl"
+HELDOUT = BENCH / "relevance_heldout.jsonl"
 RESULTS = BENCH / "RESULTS_relevance.md"
 FIGURES = BENCH / "RESULTS_relevance.json"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
@@ -84,8 +85,8 @@ EMBED_DIMENSIONS = 384
 EMBED_START_SECONDS = 600.0
 
 
-def labeled() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in LABELED.read_text().splitlines() if line.strip()]
+def labeled(path: Path = LABELED) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @contextmanager
@@ -289,6 +290,12 @@ def run_child(latency: bool) -> dict[str, Any]:
         out[scorer]["chosen"] = choose(curve)
         out[scorer]["at_default"] = measure(rows, ranked, MIN_SCORE_DEFAULT)
         out[scorer]["ranking"] = measure(rows, ranked, 0.0)
+        held = labeled(HELDOUT)
+        held_ranked = [_ranked(row["question"], scorer) for row in held]
+        out[scorer]["heldout"] = {
+            "at_default": measure(held, held_ranked, MIN_SCORE_DEFAULT if scorer == "new" else OLD_THRESHOLD),
+            "ranking": measure(held, held_ranked, 0.0),
+        }
     base_url = os.environ.get("BENCH_EMBED_URL")
     records = None
     if base_url:
@@ -405,6 +412,36 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
             )
     lines += [
         "",
+        "Before: the old scorer and query terms over the candidates today's engines return (PostgreSQL "
+        "orders them by the rarity of the terms they hold, answers/retrieval/backends.py, which helps the "
+        "old scorer there too).",
+    ]
+    held = labeled(HELDOUT)
+    held_kinds = {k: sum(r["kind"] == k for r in held) for k in ("on-topic", "paraphrase", "off-topic")}
+    lines += [
+        "",
+        f"Held out (bench/relevance_heldout.jsonl, {len(held)} questions: {held_kinds['on-topic']} on-topic, "
+        f"{held_kinds['paraphrase']} paraphrased, {held_kinds['off-topic']} off-topic; written after the "
+        "scorer and the default were chosen, never used to choose them), at each scorer's default:",
+        "",
+        "| database | scorer | threshold | off-topic declined (recall) | precision of declines "
+        "| on-topic right first | paraphrase top-5 | ranking alone: right first / paraphrase top-5 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        for label, scorer in (
+            ("before (old scorer, old default)", "old"),
+            ("rarity-weighted coverage", "new"),
+        ):
+            point, ranking = r[scorer]["heldout"]["at_default"], r[scorer]["heldout"]["ranking"]
+            lines.append(
+                f"| {r['db']} | {label} | {point['threshold']:.2f} | {_pct(point['declined_recall'])} "
+                f"| {_pct(point['declined_precision'])} | {_pct(point['right_first'])} "
+                f"| {_pct(point['paraphrase_top5'])} "
+                f"| {_pct(ranking['right_first'])} / {_pct(ranking['paraphrase_top5'])} |"
+            )
+    lines += [
+        "",
         "Ranking alone (threshold 0: nothing declined): right first / paraphrase top-5: "
         + "; ".join(
             f"{r['db']}: old {_pct(r['old']['ranking']['right_first'])} / "
@@ -457,6 +494,9 @@ def _markdown(results: list[dict[str, Any]], command: str) -> str:
         misses = r["new"]["at_default"]["misses"]
         if misses:
             lines += ["", f"Misses at the default ({r['db']}):", ""] + [f"- {m}" for m in misses]
+        misses = r["new"]["heldout"]["at_default"]["misses"]
+        if misses:
+            lines += ["", f"Held-out misses at the default ({r['db']}):", ""] + [f"- {m}" for m in misses]
     return "\n".join(lines) + "\n"
 
 
@@ -550,6 +590,13 @@ def main() -> None:
             "before": {k: v for k, v in r["old"]["at_old_default"].items() if k != "misses"},
             "ranking_new": {k: v for k, v in r["new"]["ranking"].items() if k != "misses"},
             "ranking_old": {k: v for k, v in r["old"]["ranking"].items() if k != "misses"},
+            "heldout": {
+                scorer: {
+                    part: {k: v for k, v in r[scorer]["heldout"][part].items() if k != "misses"}
+                    for part in ("at_default", "ranking")
+                }
+                for scorer in ("new", "old")
+            },
             **({"latency": r["latency"]} if "latency" in r else {}),
             **(
                 {

@@ -14,7 +14,7 @@ from typing import Protocol
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from answers.retrieval.query import MatchPlan, fts5_match, fts5_quote, plan_match
+from answers.retrieval.query import RARITY_CAP, MatchPlan, fts5_match, fts5_quote, plan_match, rarity
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,16 @@ class SqliteFts5Backend:
 
 
 class PostgresFullTextBackend:
-    """Stored tsvector (title A, heading B, text C) with a GIN index, ranked by ts_rank_cd."""
+    """Stored tsvector (title A, heading B, text C) with a GIN index, ranked by rarity, then ts_rank_cd.
+
+    ts_rank_cd counts a term's occurrences (weighted by field) but not its rarity: a chunk
+    repeating the question's common words ("list", "item") outranks one holding its rare
+    ones, and the reranker never sees the latter among the candidates. So a matching chunk
+    is ranked first by the rarity-weighted sum of the question's terms it holds (each term's
+    query.rarity, capped at query.RARITY_CAP: the weights the reranker starts from, and the
+    inverse document frequency bm25 gives SQLite's order), then by ts_rank_cd (normalised to
+    0..1, so it only breaks ties). Both are computed on the same rows, the matches.
+    """
 
     name = "postgresql-fts"
     # ts_rank_cd reads (and decompresses) every row it ranks: ~20-30 us a row here.
@@ -201,10 +210,12 @@ class PostgresFullTextBackend:
         one = "plainto_tsquery('answers_english'::regconfig, %s)"
         required = (" && " if plan.all_required else " || ").join([one] * len(plan.required))
         every = " || ".join([one] * len(terms))
+        held = " + ".join([f"%s * (c.search @@ {one})::int"] * len(terms))
+        rarities = [min(rarity(counts.get(t, 0), total), RARITY_CAP) for t in terms]
         sql = f"""
             WITH q AS (SELECT ({required}) AS required, ({every}) AS every),
             matches AS (
-                SELECT c.id, ts_rank_cd(c.search, q.every) AS score
+                SELECT c.id, ({held}) + ts_rank_cd(c.search, q.every, 32) AS score
                 FROM answers_chunk AS c, q
                 WHERE c.search @@ q.required
                 LIMIT %s
@@ -217,7 +228,8 @@ class PostgresFullTextBackend:
             ORDER BY best.score DESC, c.id
         """  # noqa: S608 - only constant SQL fragments are interpolated
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*plan.required, *terms, self.max_ranked_matches, limit])
+            held_params = [p for weight, term in zip(rarities, terms, strict=True) for p in (weight, term)]
+            cursor.execute(sql, [*plan.required, *terms, *held_params, self.max_ranked_matches, limit])
             return SearchResult(_candidates(cursor.fetchall()), plan, counts, total)
 
 

@@ -2,19 +2,23 @@
 
 What the numbers mean (all in 0..1):
 
-- `lexical_score`: the search engine's score (bm25 on SQLite, ts_rank_cd on
-  PostgreSQL) divided by the best candidate's score for the same question:
-  1.0 is the strongest lexical match among the candidates, 0.5 half as strong.
+- `lexical_score`: the search engine's score (bm25 on SQLite; on PostgreSQL the
+  rarity-weighted sum of the terms held plus ts_rank_cd normalised to 0..1)
+  divided by the best candidate's score for the same question: 1.0 is the
+  strongest lexical match among the candidates, 0.5 half as strong.
 - `score`: the reranker's combination (see answers.retrieval.rerank) of the
   question's informative terms the passage covers, weighted by their rarity in
-  the corpus (a term the corpus never uses counts fully against every passage),
+  the corpus (a term the corpus never uses counts fully against every passage,
+  unless it is common English, query.absent_weight),
   title and heading matches, term proximity and `lexical_score`. It never exceeds
   the weighted share of the question the passage covers: 0.5 means at most half
   of what the question is about. This is the number `ANSWERS_MIN_SCORE` is
   compared with (kept when score >= min_score); when no candidate reaches it, the
   sources are empty.
 
-Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks; each is
+Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks (in its
+order, rarity-aware on both: bm25 on SQLite, the rarity-weighted terms held on
+PostgreSQL, see backends.PostgresFullTextBackend); each is
 scored; chunks under the threshold are cut; chunks are grouped by document
 and documents ordered by their best chunk's score; the first `max_sources`
 documents are kept (the rest are cut by the cap), each once, with its best

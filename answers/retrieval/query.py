@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from answers.retrieval.english import COMMON_ENGLISH
+
 # Terms are runs of letters and digits; everything else (quotes, operators,
 # parentheses, `*`, `:`, `-`, `_`) separates them, as both engines' tokenizers do.
 _WORD = re.compile(r"[^\W_]+")
@@ -75,9 +77,50 @@ def rarity(doc_count: int, total: int) -> float:
 # words the corpus holds only a few times: "leave", "send", "bring"). A term the corpus
 # never uses is not capped: with rarity(0, N) = ln(1 + 2N + 1) (7.2 over 650 chunks) it
 # outweighs any term the corpus holds several times over, which is what makes a question
-# about something else ("the capital of France") score low everywhere.
+# about something else ("the capital of France") score low everywhere, unless it is one
+# of the most common English words (absent_weight).
 # Chosen on the labeled set (bench/relevance_labeled.jsonl, figures in BENCHMARKS.md).
 RARITY_CAP = 2.0
+
+
+# Words, and the marks after which a sentence starts.
+_WORD_OR_STOP = re.compile(r"[^\W_]+|[.!?:]")
+
+
+def name_terms(question: str) -> frozenset[str]:
+    """The words the question capitalises where no sentence starts: names, lower-cased.
+
+    "What is the capital of America?" -> {"america"}; "Early exits? Java too." -> {} (both
+    start a sentence: a capital there says nothing).
+    """
+    names = set()
+    starts = True
+    for word in _WORD_OR_STOP.findall(question):
+        if word in ".!?:":
+            starts = True
+            continue
+        if word[0].isupper() and word != "I" and not starts:
+            names.add(word.lower())
+        starts = False
+    return frozenset(names)
+
+
+def absent_weight(term: str, total: int, names: frozenset[str] = frozenset()) -> float:
+    """The weight of a term no chunk of the corpus holds.
+
+    How much a word's absence says depends on how specific the word is. A name or a rare
+    word ("France", "photosynthesis", "sourdough") the corpus never uses says the question
+    is about something else: rarity(0, total), the most a term can weigh, counting fully
+    against every passage. One of the most common English words ("early", "good", "keep":
+    COMMON_ENGLISH, Zipf frequency >= 5 in general English, answers.retrieval.english) is
+    absent from a reference corpus because of its register, not its topic ("leave a loop
+    early" is about `break`): it weighs as a rare term the corpus uses (RARITY_CAP),
+    unless the question writes it as a name ("America").
+    """
+    weight = rarity(0, total)
+    if term in COMMON_ENGLISH and term not in names:
+        return min(weight, RARITY_CAP)
+    return weight
 
 
 # A weak term written before one of these words is the question's subject, not filler:
@@ -141,16 +184,15 @@ def quarter_terms(question: str) -> frozenset[str]:
 def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], total: int) -> dict[str, float]:
     """Each term's weight in the question's score (see answers.retrieval.rerank's docstring).
 
-    Its rarity (rarity), at most RARITY_CAP for a term the corpus uses, uncapped for one it
-    never uses; a quarter of that for a term of quarter_terms.
+    Its rarity (rarity), at most RARITY_CAP for a term the corpus uses; absent_weight for
+    one it never uses; a quarter of that for a term of quarter_terms.
     """
     quarter = quarter_terms(question)
+    names = name_terms(question)
     weights = {}
     for t in terms:
         count = doc_counts.get(t, 0)
-        weight = rarity(count, total)
-        if count > 0:
-            weight = min(weight, RARITY_CAP)
+        weight = min(rarity(count, total), RARITY_CAP) if count > 0 else absent_weight(t, total, names)
         weights[t] = weight * (WEAK_TERM_WEIGHT if t in quarter else 1.0)
     return weights
 

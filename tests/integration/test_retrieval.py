@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 
 from answers.models import Chunk, Document
+from answers.retrieval.backends import backend_for
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.pipeline import retrieve as retrieve_with
 from answers.retrieval.query import fts5_match, query_terms
@@ -183,6 +184,20 @@ def test_title_words_rank_a_document_over_a_mere_mention(make_document: MakeDocu
     make_document(key="mention", title="Gardening", body="Bring a kettle of water. Then dig.")
     make_document(key="about", title="The kettle", body="Fill it with water and switch it on.")
     assert _keys("kettle")[0] == "about"
+
+
+def test_the_engine_offers_the_chunk_holding_the_rare_term_before_one_repeating_a_common_one(
+    make_document: MakeDocument,
+) -> None:
+    # ts_rank_cd alone (PostgreSQL) counts occurrences, not rarity: the kettle pages would fill
+    # the candidates and the reranker would never see the one page on descaling.
+    for n in range(6):
+        make_document(key=f"kettle{n}", title=f"Kettle {n}", body="A kettle, a kettle: kettle after kettle.")
+    make_document(key="descale", title="Care", body="Descale the kettle once a month.")
+    backend = backend_for()
+    found = backend.search(query_terms("How do I descale a kettle?"), limit=1)
+    by_id = dict(Document.objects.values_list("id", "key"))
+    assert [by_id[c.document_id] for c in found.candidates] == ["descale"]
 
 
 def test_document_without_safe_url_has_empty_url(make_document: MakeDocument) -> None:
