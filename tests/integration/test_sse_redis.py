@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
 from tests.fixtures.live_events import assert_live_events, events_of
-from tests.fixtures.live_server import LiveServer
-from tests.fixtures.live_server import two_processes as both_processes
+from tests.fixtures.live_server import LiveServer, SecondProcess
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream
 
 
 @pytest.fixture(scope="module")
-def two_processes(stub: StubOpenAIServer, redis_url: str) -> Iterator[tuple[LiveServer, str]]:
-    """Two daphne processes sharing one database and one Redis."""
-    with both_processes(stub, {"REDIS_URL": redis_url}) as (first, second):
-        yield first, second.url
+def live_settings(redis_url: str) -> dict[str, str]:
+    """Both daphne processes (`live`, `second_process`) share one database and one Redis."""
+    return {"REDIS_URL": redis_url}
 
 
 async def test_events_published_by_one_process_reach_a_stream_on_another(
-    two_processes: tuple[LiveServer, str], stub: StubOpenAIServer
+    live: LiveServer, second_process: SecondProcess, stub: StubOpenAIServer
 ) -> None:
-    first, second_url = two_processes
+    first, second_url = live, second_process.url
     pieces = [f"Zebras graze piece {i} [{1 + i % 2}]. " for i in range(8)]
     # Slow enough that almost every delta is published after the other process's stream opened.
     stub.enqueue(Reply(pieces=pieces, delay_s=0.25))
@@ -52,9 +48,9 @@ async def test_events_published_by_one_process_reach_a_stream_on_another(
 
 
 async def test_a_late_subscriber_on_either_process_replays_every_event_from_the_database(
-    two_processes: tuple[LiveServer, str], stub: StubOpenAIServer
+    live: LiveServer, second_process: SecondProcess, stub: StubOpenAIServer
 ) -> None:
-    first, second_url = two_processes
+    first, second_url = live, second_process.url
     pieces = ["Zebras [2] ", "graze ", "on grass [1]."]
     stub.enqueue(Reply(pieces=pieces, delay_s=0.05))
 
