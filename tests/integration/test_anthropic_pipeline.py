@@ -16,7 +16,7 @@ import pytest
 
 from answers.models import Answer
 from tests.fixtures.answers import QUESTION
-from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, served_anthropic
+from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, anthropic_env
 from tests.fixtures.live_server import LiveServer, manage
 from tests.fixtures.providers import Reply
 from tests.fixtures.sse_client import ask as ask_streaming
@@ -167,9 +167,8 @@ def anthropic_stub() -> Iterator[StubAnthropicServer]:
 
 
 @pytest.fixture(scope="module")
-def server(anthropic_stub: StubAnthropicServer) -> Iterator[LiveServer]:
-    with served_anthropic(anthropic_stub) as live:
-        yield live
+def live_settings(anthropic_stub: StubAnthropicServer) -> dict[str, str]:
+    return anthropic_env(anthropic_stub)  # the anthropic provider: the module's openai stub is not called
 
 
 _SOURCES_OF = """
@@ -181,23 +180,23 @@ print("ROWS=" + json.dumps(rows))
 """
 
 
-def _stored_sources(server: LiveServer, answer_id: str) -> list[list[Any]]:
-    out = manage(["shell", "-c", _SOURCES_OF], {**server.env, "ANSWER_ID": answer_id})
+def _stored_sources(live: LiveServer, answer_id: str) -> list[list[Any]]:
+    out = manage(["shell", "-c", _SOURCES_OF], {**live.env, "ANSWER_ID": answer_id})
     line = next(ln for ln in out.splitlines() if ln.startswith("ROWS="))
     rows: list[list[Any]] = json.loads(line.removeprefix("ROWS="))
     return rows
 
 
 async def test_sse_native_citations_stream_the_raw_text_and_end_in_the_final_pair(
-    server: LiveServer, anthropic_stub: StubAnthropicServer
+    live: LiveServer, anthropic_stub: StubAnthropicServer
 ) -> None:
     anthropic_stub.reset()
     anthropic_stub.enqueue(REPLY)
-    async with client_for(server) as client:
+    async with client_for(live) as client:
         accepted = await ask_streaming(client)
         stream = await read_stream(client, accepted["events_url"])
 
-    assert stream.types[-1] == "done", server.log_tail()
+    assert stream.types[-1] == "done", live.log_tail()
     assert "".join(e.data["text"] for e in stream.events if e.type == "delta") == RAW
     done = stream.events[-1].data
     assert (done["text"], done["fallback"], done["truncated"]) == (FINAL, False, False)
@@ -206,18 +205,18 @@ async def test_sse_native_citations_stream_the_raw_text_and_end_in_the_final_pai
         retrieved[2]["document_id"],
         retrieved[0]["document_id"],
     ]
-    rows = _stored_sources(server, accepted["id"])
+    rows = _stored_sources(live, accepted["id"])
     excerpts = {number: excerpt for number, _, _, excerpt, _ in rows}
     assert {number: (status, final) for number, status, final, _, _ in rows} == STATUSES
     assert {number: quotes for number, *_, quotes in rows} == _expected_quotes(excerpts)
 
 
 async def test_sse_max_tokens_done_event_says_truncated(
-    server: LiveServer, anthropic_stub: StubAnthropicServer
+    live: LiveServer, anthropic_stub: StubAnthropicServer
 ) -> None:
     anthropic_stub.reset()
     anthropic_stub.enqueue(Message(blocks=[Block("Zebras live", Cite(0))], stop_reason="max_tokens"))
-    async with client_for(server) as client:
+    async with client_for(live) as client:
         accepted = await ask_streaming(client)
         stream = await read_stream(client, accepted["events_url"])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -21,7 +20,7 @@ from schemathesis import Case, GenerationMode
 from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
-from tests.fixtures.live_server import LiveServer, corpus, manage, running_server
+from tests.fixtures.live_server import LiveServer, manage
 
 EXAMPLES_PER_OPERATION = 30
 
@@ -34,20 +33,21 @@ print("ADMIN_TOKEN=" + Token.objects.create(user=user).key)
 
 
 @pytest.fixture(scope="module")
-def fuzz_server() -> Iterator[tuple[LiveServer, str]]:
-    production = {
+def live_settings() -> dict[str, str]:
+    # Production settings, and the offline provider (the module's stub is never called).
+    return {
         "DEBUG": "false",
         "SECURE_SSL_REDIRECT": "false",  # plain http on loopback
         "ANSWERS_PROVIDER": "extractive",
     }
-    with running_server(
-        openai_base_url="http://127.0.0.1:9", documents=corpus(), extra_env=production
-    ) as live:
-        out = manage(["shell", "-c", _ADMIN], live.env)
-        token = next(ln for ln in out.splitlines() if ln.startswith("ADMIN_TOKEN=")).removeprefix(
-            "ADMIN_TOKEN="
-        )
-        yield live, token
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(stub_served: LiveServer) -> tuple[LiveServer, str]:
+    """The module's live server and an administrator's API token on it."""
+    out = manage(["shell", "-c", _ADMIN], stub_served.env)
+    token = next(ln for ln in out.splitlines() if ln.startswith("ADMIN_TOKEN=")).removeprefix("ADMIN_TOKEN=")
+    return stub_served, token
 
 
 @pytest.fixture(scope="module")

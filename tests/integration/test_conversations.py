@@ -26,7 +26,7 @@ from tests.fixtures.conversations import (
     history_of,
     openai_script,
 )
-from tests.fixtures.live_server import LiveServer, running_server
+from tests.fixtures.live_server import LiveServer, SeedDocument, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import client_for, read_stream
 
@@ -251,21 +251,15 @@ def test_the_no_js_form_adds_a_turn_and_the_permalink_shows_every_turn(
 
 
 @pytest.fixture(scope="module")
-def conversation_stub() -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def conversation_anthropic_stub() -> Iterator[StubAnthropicServer]:
     with StubAnthropicServer() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def conversation_server(conversation_stub: StubOpenAIServer) -> Iterator[LiveServer]:
-    with running_server(openai_base_url=conversation_stub.base_url, documents=SCOPE_DOCUMENTS) as live:
-        yield live
+def live_documents() -> list[SeedDocument]:
+    """The module's live server (`live`, the openai provider on `stub`) is seeded with these."""
+    return SCOPE_DOCUMENTS
 
 
 @pytest.fixture(scope="module")
@@ -302,9 +296,8 @@ async def _three_turns_sse(live: LiveServer, headers: dict[str, str] | None = No
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 async def test_three_turns_sse(provider: str, request: pytest.FixtureRequest) -> None:
     if provider == "openai":
-        stub = request.getfixturevalue("conversation_stub")
-        live = request.getfixturevalue("conversation_server")
-        stub.reset()
+        stub = request.getfixturevalue("stub")
+        live = request.getfixturevalue("live")  # the stub reset
         stub.enqueue(*openai_script())
     else:
         stub = request.getfixturevalue("conversation_anthropic_stub")
@@ -327,15 +320,14 @@ async def test_three_turns_sse(provider: str, request: pytest.FixtureRequest) ->
 
 
 async def test_sse_continue_rules_for_signed_in_and_anonymous(
-    conversation_server: LiveServer, conversation_stub: StubOpenAIServer
+    live: LiveServer, stub: StubOpenAIServer
 ) -> None:
-    conversation_stub.reset()
-    conversation_stub.set_default(
+    stub.set_default(
         lambda body: Reply(pieces=["Nonlocal [1]."]) if body.get("stream") else Reply(pieces=["Nonlocal?"])
     )
-    alice, bob = conversation_server.auth("alice"), conversation_server.auth("bob")
-    staff = conversation_server.auth("staff")
-    async with client_for(conversation_server) as client:
+    alice, bob = live.auth("alice"), live.auth("bob")
+    staff = live.auth("staff")
+    async with client_for(live) as client:
         started = await client.post(
             "/api/answers/", json={"question": TURNS[0].question, "stream": True}, headers=alice
         )
@@ -350,7 +342,7 @@ async def test_sse_continue_rules_for_signed_in_and_anonymous(
         events_url = second.json()["events_url"]
         assert (await client.get(events_url, headers=bob)).status_code == 404
         await read_stream(client, events_url, headers=alice)
-    async with client_for(conversation_server) as anonymous, client_for(conversation_server) as other:
+    async with client_for(live) as anonymous, client_for(live) as other:
         started = await anonymous.post("/api/answers/", json={"question": TURNS[0].question, "stream": True})
         accepted = started.json()
         await read_stream(anonymous, accepted["events_url"])

@@ -23,7 +23,7 @@ import pytest
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SecondProcess, two_processes
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SecondProcess
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import READ_TIMEOUT_S, ask, read_stream, sse_messages
 from tests.fixtures.waiting import await_until
@@ -41,23 +41,25 @@ OUTCOMES = (
 
 
 @pytest.fixture(scope="module")
-def servers(stub: StubOpenAIServer) -> Iterator[tuple[LiveServer, SecondProcess]]:
+def prometheus_dir() -> Iterator[Path]:
+    """The processes' shared PROMETHEUS_MULTIPROC_DIR; checked once both have stopped."""
     with tempfile.TemporaryDirectory(prefix="prometheus-") as directory:
-        env = {"PROMETHEUS_MULTIPROC_DIR": directory, "ANSWERS_METRICS_TOKEN": TOKEN}
-        with two_processes(stub, env) as pair:
-            yield pair
+        yield Path(directory)
         # Each process removed its live gauge (answers_open_streams) as it exited.
         assert not list(Path(directory).glob("gauge_live*")), sorted(
             p.name for p in Path(directory).iterdir()
         )
 
 
+@pytest.fixture(scope="module")
+def live_settings(prometheus_dir: Path) -> dict[str, str]:
+    return {"PROMETHEUS_MULTIPROC_DIR": str(prometheus_dir), "ANSWERS_METRICS_TOKEN": TOKEN}
+
+
 @pytest.fixture
-def pair(
-    servers: tuple[LiveServer, SecondProcess], stub: StubOpenAIServer
-) -> tuple[LiveServer, SecondProcess]:
-    stub.reset()
-    return servers
+def pair(live: LiveServer, second_process: SecondProcess) -> tuple[LiveServer, SecondProcess]:
+    """The module's live server (the stub reset) and a second process beside it."""
+    return live, second_process
 
 
 def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:

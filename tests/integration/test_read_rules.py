@@ -23,13 +23,12 @@ permalink page, the trail, feedback (POST) and the admin answer page.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
 
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage, served
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.waiting import wait_until
 
@@ -97,23 +96,24 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(stub: StubOpenAIServer) -> Iterator[World]:
-    with served(stub) as live:
-        out = manage(["shell", "-c", _SESSIONS], live.env)
-        line = next(ln for ln in out.splitlines() if ln.startswith("SESSIONS="))
-        sessions = json.loads(line.removeprefix("SESSIONS="))
-        answers = {}
-        with httpx.Client(base_url=live.url, timeout=TIMEOUT_S) as client:
-            # On the streaming path, so each answer has events to read.
-            for asker, headers in (("anonymous's", {}), ("alice's", live.auth("alice"))):
-                stub.enqueue(Reply(pieces=[ANSWER_TEXT]))
-                response = client.post(
-                    "/api/answers/", json={"question": ZEBRA_QUESTION, "stream": True}, headers=headers
-                )
-                assert response.status_code == 202, response.text
-                answers[asker] = response.json()["id"]
-                _wait_until_done(client, answers[asker], headers)
-        yield World(live=live, sessions=sessions, tokens=live.tokens, answers=answers)
+def world(stub_served: LiveServer, stub: StubOpenAIServer) -> World:
+    """The module's live server, its sessions, and an answer each by an anonymous asker and alice."""
+    live = stub_served
+    out = manage(["shell", "-c", _SESSIONS], live.env)
+    line = next(ln for ln in out.splitlines() if ln.startswith("SESSIONS="))
+    sessions = json.loads(line.removeprefix("SESSIONS="))
+    answers = {}
+    with httpx.Client(base_url=live.url, timeout=TIMEOUT_S) as client:
+        # On the streaming path, so each answer has events to read.
+        for asker, headers in (("anonymous's", {}), ("alice's", live.auth("alice"))):
+            stub.enqueue(Reply(pieces=[ANSWER_TEXT]))
+            response = client.post(
+                "/api/answers/", json={"question": ZEBRA_QUESTION, "stream": True}, headers=headers
+            )
+            assert response.status_code == 202, response.text
+            answers[asker] = response.json()["id"]
+            _wait_until_done(client, answers[asker], headers)
+    return World(live=live, sessions=sessions, tokens=live.tokens, answers=answers)
 
 
 def _wait_until_done(client: httpx.Client, answer_id: str, headers: dict[str, str]) -> None:

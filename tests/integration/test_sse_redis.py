@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.fixtures.live_events import assert_live_events, events_of
-from tests.fixtures.live_server import LiveServer
-from tests.fixtures.live_server import two_processes as both_processes
+from tests.fixtures.live_server import LiveServer, SecondProcess
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream
 
 
 @pytest.fixture(scope="module")
-def two_processes(stub: StubOpenAIServer, redis_url: str) -> Iterator[tuple[LiveServer, str]]:
-    """Two daphne processes sharing one database and one Redis."""
-    with both_processes(stub, {"REDIS_URL": redis_url}) as (first, second):
-        yield first, second.url
+def live_settings(redis_url: str) -> dict[str, str]:
+    """Both daphne processes (`live`, `second_process`) share one database and one Redis."""
+    return {"REDIS_URL": redis_url}
 
 
 async def test_events_published_by_one_process_reach_a_stream_on_another(
-    two_processes: tuple[LiveServer, str], stub: StubOpenAIServer
+    live: LiveServer, second_process: SecondProcess, stub: StubOpenAIServer
 ) -> None:
-    first, second_url = two_processes
+    first, second_url = live, second_process.url
     pieces = [f"Zebras graze piece {i} [{1 + i % 2}]. " for i in range(8)]
-    # Slow enough that almost every delta is published after the other process's stream opened.
-    stub.enqueue(Reply(pieces=pieces, delay_s=0.25))
+    # The model starts once the stream on the second process is open (`gate`: every delta is
+    # published after it), and holds all but its first piece until that piece has reached it
+    # (`resume`): delivered live, through Redis, or the stream never gets `done`.
+    opened, rest = threading.Event(), threading.Event()
+    stub.enqueue(Reply(pieces=pieces, delay_s=0.05, gate=opened, resume=rest))
+    first_delta: list[str] = []
+
+    def on_event(event: Any) -> None:
+        if event.type == "references":
+            opened.set()
+        elif event.type == "delta" and not first_delta:
+            first_delta.append(event.data["text"])
+            rest.set()
 
     async with (
         httpx.AsyncClient(base_url=first.url, timeout=10) as on_first,
@@ -35,13 +45,13 @@ async def test_events_published_by_one_process_reach_a_stream_on_another(
     ):
         accepted = await ask(on_first)
         events_path = httpx.URL(accepted["events_url"]).raw_path.decode()
-        stream = await read_stream(on_second, events_path)
+        stream = await read_stream(on_second, events_path, on_event=on_event)
         fetched = (await on_second.get(f"/api/answers/{accepted['id']}/")).json()
 
     assert stream.types[0] == "references"
     assert stream.types[-1] == "done"
     assert stream.delta_text == "".join(pieces)
-    assert len(stream.of("delta")) >= 2  # delivered live, piece by piece, not one replay at the end
+    assert first_delta == [pieces[0]]  # delivered live, piece by piece, not one replay at the end
     # `cite` and `display` cross processes too: final numbers from the first marker.
     assert [(e.data["number"], e.data["original"]) for e in stream.of("cite")] == [(1, 1), (2, 2)]
     assert_live_events(events_of(stream))
@@ -52,9 +62,9 @@ async def test_events_published_by_one_process_reach_a_stream_on_another(
 
 
 async def test_a_late_subscriber_on_either_process_replays_every_event_from_the_database(
-    two_processes: tuple[LiveServer, str], stub: StubOpenAIServer
+    live: LiveServer, second_process: SecondProcess, stub: StubOpenAIServer
 ) -> None:
-    first, second_url = two_processes
+    first, second_url = live, second_process.url
     pieces = ["Zebras [2] ", "graze ", "on grass [1]."]
     stub.enqueue(Reply(pieces=pieces, delay_s=0.05))
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, served, server_threads
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, server_threads
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import ask, read_stream, wait_until_finished
 from tests.fixtures.waiting import await_until, await_value
@@ -35,10 +34,9 @@ OPEN_LIMIT_S = 120.0
 
 
 @pytest.fixture(scope="module")
-def live(stub: StubOpenAIServer) -> Iterator[LiveServer]:
+def live_settings() -> dict[str, str]:
     # The answer is held at the stub while the streams open: let the provider call wait.
-    with served(stub, {"ANSWERS_PROVIDER_TIMEOUT": "300"}) as server:
-        yield server
+    return {"ANSWERS_PROVIDER_TIMEOUT": "300"}
 
 
 async def _threads_once_at_most(pid: int, bound: int, limit_s: float) -> int:

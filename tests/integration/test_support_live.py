@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +18,8 @@ import httpx
 import pytest
 import schemathesis
 
-from tests.fixtures.live_server import LiveServer, SeedDocument, manage, running_server
-from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.live_server import LiveServer, SeedDocument, manage
+from tests.fixtures.providers import Reply
 from tests.fixtures.support_texts import LIGHTHOUSE, TEACUPS, VOLCANO
 from tests.fixtures.waiting import wait_until
 
@@ -65,11 +65,15 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(stub: StubOpenAIServer) -> Iterator[World]:
-    with running_server(openai_base_url=stub.base_url, documents=DOCUMENTS) as live:
-        out = manage(["shell", "-c", _ADMIN_SESSION], live.env)
-        session = next(ln for ln in out.splitlines() if ln.startswith("SESSION=")).removeprefix("SESSION=")
-        yield World(live=live, session=session)
+def live_documents() -> list[SeedDocument]:
+    return DOCUMENTS
+
+
+@pytest.fixture(scope="module")
+def world(stub_served: LiveServer) -> World:
+    out = manage(["shell", "-c", _ADMIN_SESSION], stub_served.env)
+    session = next(ln for ln in out.splitlines() if ln.startswith("SESSION=")).removeprefix("SESSION=")
+    return World(live=stub_served, session=session)
 
 
 def reply_citing(write: Callable[[dict[str, int]], str]) -> Callable[[dict[str, Any]], Reply]:
