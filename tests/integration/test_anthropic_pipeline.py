@@ -9,7 +9,6 @@ text docs/api.md ("Providers") implies, the finalized pair, each source's status
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -158,12 +157,6 @@ def test_admin_shows_each_sources_quotes_escaped(
     assert "Passages the model says it cited from source 2:" in html
     assert "&lt;b&gt;care&lt;/b&gt; &amp; glue" in html
     assert "<b>care</b>" not in html
-
-
-@pytest.fixture(scope="module")
-def anthropic_stub() -> Iterator[StubAnthropicServer]:
-    with StubAnthropicServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,11 @@
 """Conversations end to end (docs/api.md, "Conversations"): three turns where turn 2 says "it" and turn 3
-"the second one", against the OpenAI-compatible stub and the Anthropic stub, on the JSON path (the API test
-client) and the SSE path (a real server); the read and continue rules; the no-JS form post."""
+"the second one", against the OpenAI-compatible stub, on the JSON path (the API test client) and the SSE
+path (a real server); the read and continue rules; the no-JS form post. The same turns against the
+Anthropic stub: test_conversations_anthropic.py."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -14,92 +13,27 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from answers.models import Answer, Conversation
-from tests.fixtures.anthropic_stub import StubAnthropicServer, anthropic_env
+from tests.fixtures.api import ask
 from tests.fixtures.conversations import (
-    GLOBAL,
-    MARKER,
     NONLOCAL,
     SCOPE_DOCUMENTS,
     TURNS,
-    anthropic_script,
+    check_three_turns_sse,
     final_text,
-    history_of,
     openai_script,
+    three_turns_json,
+    three_turns_json_checked,
+    three_turns_sse,
 )
-from tests.fixtures.live_server import LiveServer, SeedDocument, running_server
+from tests.fixtures.live_server import LiveServer, SeedDocument
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import client_for, read_stream
 
-# The documents each turn's standalone question names: retrieval must rank one of them first and find all.
-NAMED = ({NONLOCAL}, {NONLOCAL, GLOBAL}, {GLOBAL})
-
-
-def _ask(client: Client, question: str, conversation: str | None = None, **extra: Any) -> Any:
-    body: dict[str, Any] = {"question": question, **extra}
-    if conversation is not None:
-        body["conversation"] = conversation
-    return client.post("/api/answers/", body, content_type="application/json")
-
-
-def _three_turns_json(client: Client) -> list[dict[str, Any]]:
-    bodies: list[dict[str, Any]] = []
-    conversation = None
-    for turn in TURNS:
-        response = _ask(client, turn.question, conversation)
-        assert response.status_code == 201, response.content
-        bodies.append(response.json())
-        conversation = bodies[0]["conversation"]
-    return bodies
-
-
-def _check_turns(bodies: list[dict[str, Any]], *, one_marker: bool = False) -> None:
-    """Each turn done on its own: numbered from 1, its references the documents it cited, in order."""
-    assert [b["turn"] for b in bodies] == [1, 2, 3]
-    assert len({b["conversation"] for b in bodies}) == 1
-    for body, turn in zip(bodies, TURNS, strict=True):
-        assert body["status"] == "done"
-        assert body["text"] == final_text(turn, one_marker=one_marker)
-        assert [r["title"] for r in body["references"]] == list(turn.cites)
-        assert [r["number"] for r in body["references"]] == list(range(1, len(turn.cites) + 1))
-
-
-def _check_stored(bodies: list[dict[str, Any]], *, method: str = "model") -> None:
-    answers = [Answer.objects.prefetch_related("sources").get(id=b["id"]) for b in bodies]
-    assert [a.standalone_question for a in answers] == ["", TURNS[1].rewrite, TURNS[2].rewrite]
-    assert answers[0].rewrite is None
-    assert [a.rewrite["method"] for a in answers[1:]] == [method, method]  # type: ignore[index]
-    assert all(a.rewrite["fallback"] is None for a in answers[1:])  # type: ignore[index]
-    # Retrieval ran on the standalone question and found the document it names, first.
-    for answer, named in zip(answers, NAMED, strict=True):
-        retrieved = [s.title for s in sorted(answer.sources.all(), key=lambda s: s.original_number)]
-        assert retrieved[0] in named, retrieved
-        assert named <= set(retrieved), retrieved
-    assert [a.history["sent"] for a in answers[1:]] == [[1], [1, 2]]  # type: ignore[index]
-
-
-def _check_history(answer_requests: list[dict[str, Any]]) -> None:
-    """The answer requests carried the earlier answers, every marker removed."""
-    assert history_of(answer_requests[0]) == []
-    expected = [f"{turn.sentence}." for turn in TURNS[:2]]
-    assert history_of(answer_requests[1]) == expected[:1]
-    assert history_of(answer_requests[2]) == expected
-    for request in answer_requests:
-        assert not any(MARKER.search(text) for text in history_of(request))
-
 
 @pytest.mark.django_db
-def test_three_turns_json_openai(
-    client, scope_documents, openai_settings, stub_openai: StubOpenAIServer
-) -> None:
-    stub_openai.enqueue(*openai_script())
+def test_three_turns_json_openai(client, scope_documents, openai_settings, stub_openai) -> None:
+    bodies, requests = three_turns_json_checked(client, stub_openai, openai_script())
 
-    bodies = _three_turns_json(client)
-
-    _check_turns(bodies)
-    _check_stored(bodies)
-    requests = stub_openai.requests
-    assert [bool(r.get("stream")) for r in requests] == [True, False, True, False, True]
-    _check_history([r for r in requests if r.get("stream")])
     # The rewrite request carries the follow-up and the marker-free history, under its own prompt.
     rewrite = requests[1]["messages"][-1]["content"]
     assert TURNS[1].question in rewrite
@@ -110,31 +44,12 @@ def test_three_turns_json_openai(
 
 
 @pytest.mark.django_db
-def test_three_turns_json_anthropic(
-    client, scope_documents, anthropic_settings, stub_anthropic: StubAnthropicServer
-) -> None:
-    stub_anthropic.enqueue(*anthropic_script())
-
-    bodies = _three_turns_json(client)
-
-    _check_turns(bodies, one_marker=True)
-    _check_stored(bodies)
-    requests = stub_anthropic.requests
-    assert [bool(r.get("stream")) for r in requests] == [True, False, True, False, True]
-    _check_history([r for r in requests if r.get("stream")])
-    # The documents travel with the current turn only, after the marker-free history.
-    last = [r for r in requests if r.get("stream")][-1]["messages"]
-    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
-    assert next(d["title"] for d in last[-1]["content"] if d.get("type") == "document") == GLOBAL
-
-
-@pytest.mark.django_db
 def test_extractive_follow_up_uses_the_heuristic_on_the_previous_question(client, scope_documents, settings):
     settings.ANSWERS_PROVIDER = "extractive"
     settings.ANSWERS_MIN_SCORE = 0.0
-    first = _ask(client, TURNS[0].question).json()
+    first = ask(client, TURNS[0].question).json()
 
-    second = _ask(client, "And what does it exclude?", first["conversation"]).json()
+    second = ask(client, "And what does it exclude?", conversation=first["conversation"]).json()
 
     answer = Answer.objects.get(id=second["id"])
     assert answer.rewrite == {
@@ -155,9 +70,9 @@ def test_a_failed_rewrite_falls_back_to_the_heuristic_and_the_trail_says_so(
     answer = Reply(pieces=["Nonlocal binds enclosing names [1]."])
     # Turn 2's rewrite fails (500), turn 3's comes back blank: the heuristic stands in for both.
     stub_openai.enqueue(answer, Reply(status=500), answer, Reply(pieces=["  "]), answer)
-    first = _ask(client, TURNS[0].question).json()
-    second = _ask(client, TURNS[1].question, first["conversation"]).json()
-    third = _ask(client, "And the second one?", first["conversation"]).json()
+    first = ask(client, TURNS[0].question).json()
+    second = ask(client, TURNS[1].question, conversation=first["conversation"]).json()
+    third = ask(client, "And the second one?", conversation=first["conversation"]).json()
 
     client.force_login(admin_user)
     trails = [client.get(f"/api/answers/{b['id']}/trail/").json() for b in (second, third)]
@@ -176,27 +91,27 @@ def test_read_and_continue_rules_on_the_api(client, scope_documents, settings, d
     bob = django_user_model.objects.create_user("bob", password="pw-bob-1")
     staff = django_user_model.objects.create_user("staff", password="pw-staff-1", is_staff=True)
     # An anonymous conversation: anyone holding its id reads it; only its session adds turns.
-    anonymous = _ask(client, TURNS[0].question).json()["conversation"]
+    anonymous = ask(client, TURNS[0].question).json()["conversation"]
     other = Client()
     assert other.get(f"/api/conversations/{anonymous}/").status_code == 200
-    assert _ask(other, "And it?", anonymous).status_code == 403
-    assert _ask(client, "And it?", anonymous).status_code == 201
+    assert ask(other, "And it?", conversation=anonymous).status_code == 403
+    assert ask(client, "And it?", conversation=anonymous).status_code == 201
     # A signed-in user's: that user adds; staff reads but may not add; anyone else learns nothing.
     owner = Client()
     owner.force_login(alice)
-    signed = _ask(owner, TURNS[0].question).json()["conversation"]
+    signed = ask(owner, TURNS[0].question).json()["conversation"]
     reader = Client()
     reader.force_login(staff)
     assert reader.get(f"/api/conversations/{signed}/").status_code == 200
-    assert _ask(reader, "And it?", signed).status_code == 403
+    assert ask(reader, "And it?", conversation=signed).status_code == 403
     stranger = Client()
     stranger.force_login(bob)
     for who in (stranger, Client()):
         assert who.get(f"/api/conversations/{signed}/").status_code == 404
-        assert _ask(who, "And it?", signed).status_code == 404
-    assert _ask(owner, "And it?", signed).status_code == 201
-    assert _ask(owner, "And it?", str(uuid.uuid4())).status_code == 404
-    assert _ask(owner, "And it?", "not-an-id").status_code == 400
+        assert ask(who, "And it?", conversation=signed).status_code == 404
+    assert ask(owner, "And it?", conversation=signed).status_code == 201
+    assert ask(owner, "And it?", conversation=str(uuid.uuid4())).status_code == 404
+    assert ask(owner, "And it?", conversation="not-an-id").status_code == 400
     assert Answer.objects.filter(conversation_id=signed).count() == 2
 
 
@@ -205,14 +120,14 @@ def test_a_turn_in_flight_or_past_the_limit_is_409(client, scope_documents, sett
     settings.ANSWERS_PROVIDER = "extractive"
     settings.ANSWERS_MIN_SCORE = 0.0
     settings.ANSWERS_CONVERSATION_TURNS = 2
-    first = _ask(client, TURNS[0].question).json()
+    first = ask(client, TURNS[0].question).json()
     Answer.objects.filter(id=first["id"]).update(status=Answer.Status.STREAMING)
-    busy = _ask(client, "And it?", first["conversation"])
+    busy = ask(client, "And it?", conversation=first["conversation"])
     assert busy.status_code == 409, busy.content
     assert "still being written" in busy.json()["detail"]
     Answer.objects.filter(id=first["id"]).update(status=Answer.Status.DONE)
-    assert _ask(client, "And it?", first["conversation"]).status_code == 201
-    full = _ask(client, "And again?", first["conversation"])
+    assert ask(client, "And it?", conversation=first["conversation"]).status_code == 201
+    full = ask(client, "And again?", conversation=first["conversation"])
     assert full.status_code == 409
     assert "limit of 2 turns" in full.json()["detail"]
     assert Answer.objects.filter(conversation_id=first["conversation"]).count() == 2
@@ -251,72 +166,17 @@ def test_the_no_js_form_adds_a_turn_and_the_permalink_shows_every_turn(
 
 
 @pytest.fixture(scope="module")
-def conversation_anthropic_stub() -> Iterator[StubAnthropicServer]:
-    with StubAnthropicServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def live_documents() -> list[SeedDocument]:
     """The module's live server (`live`, the openai provider on `stub`) is seeded with these."""
     return SCOPE_DOCUMENTS
 
 
-@pytest.fixture(scope="module")
-def conversation_anthropic_server(conversation_anthropic_stub: StubAnthropicServer) -> Iterator[LiveServer]:
-    env = anthropic_env(conversation_anthropic_stub)
-    with running_server(
-        openai_base_url="http://127.0.0.1:9/v1", documents=SCOPE_DOCUMENTS, extra_env=env
-    ) as live:
-        yield live
+async def test_three_turns_sse(live: LiveServer, stub: StubOpenAIServer) -> None:
+    stub.enqueue(*openai_script())
 
+    dones = await three_turns_sse(live)
 
-async def _three_turns_sse(live: LiveServer, headers: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    dones: list[dict[str, Any]] = []
-    conversation = None
-    async with client_for(live) as client:
-        for turn in TURNS:
-            body: dict[str, Any] = {"question": turn.question, "stream": True, "conversation": conversation}
-            response = await client.post("/api/answers/", json=body, headers=headers)
-            assert response.status_code == 202, response.text
-            accepted = response.json()
-            conversation = accepted["conversation"]
-            stream = await read_stream(client, accepted["events_url"], headers=headers)
-            assert stream.types[-1] == "done", live.log_tail()
-            # The live numbers agree with the final pair: cites in order, the display adds up to the text.
-            done = stream.events[-1].data
-            assert [e.data["number"] for e in stream.of("cite")] == [r["number"] for r in done["references"]]
-            assert stream.display_text == done["text"]
-            dones.append(
-                {**done, "turn": accepted["turn"], "conversation": conversation, "id": accepted["id"]}
-            )
-    return dones
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-async def test_three_turns_sse(provider: str, request: pytest.FixtureRequest) -> None:
-    if provider == "openai":
-        stub = request.getfixturevalue("stub")
-        live = request.getfixturevalue("live")  # the stub reset
-        stub.enqueue(*openai_script())
-    else:
-        stub = request.getfixturevalue("conversation_anthropic_stub")
-        live = request.getfixturevalue("conversation_anthropic_server")
-        stub.reset()
-        stub.enqueue(*anthropic_script())
-
-    dones = await _three_turns_sse(live)
-
-    one_marker = provider == "anthropic"
-    _check_turns([{**d, "status": "done"} for d in dones], one_marker=one_marker)
-    requests = stub.requests
-    assert [bool(r.get("stream")) for r in requests] == [True, False, True, False, True]
-    _check_history([r for r in requests if r.get("stream")])
-    # The done html links each turn's markers to its own anchors.
-    assert 'href="#source-1"' in dones[0]["html"]
-    assert 'href="#turn-2-source-1"' in dones[1]["html"]
-    assert 'href="#turn-2-source-2"' in dones[1]["html"]
-    assert 'href="#turn-3-source-1"' in dones[2]["html"]
+    check_three_turns_sse(dones, stub.requests)
 
 
 async def test_sse_continue_rules_for_signed_in_and_anonymous(
@@ -387,8 +247,8 @@ def test_metrics_count_first_turns_and_follow_ups_by_rewrite(
     openai_settings.ANSWERS_METRICS_TOKEN = "metrics-token"
     before = _turns_counted(client)
     stub_openai.enqueue(*openai_script(), Reply(status=400), Reply(pieces=["Again [1]."]))
-    bodies = _three_turns_json(client)
-    assert _ask(client, "And the first one?", bodies[0]["conversation"]).status_code == 201
+    bodies = three_turns_json(client)
+    assert ask(client, "And the first one?", conversation=bodies[0]["conversation"]).status_code == 201
 
     after = _turns_counted(client)
 
@@ -429,12 +289,12 @@ def test_the_conversation_page_shows_each_turns_feedback_and_a_declined_turn_as_
     offers to change it), and a declined turn as declined (no Sources list), as a permalink does."""
     settings.ANSWERS_PROVIDER = "extractive"
     settings.ANSWERS_MIN_SCORE = 0.0
-    first = _ask(client, TURNS[0].question).json()
+    first = ask(client, TURNS[0].question).json()
     sent = client.post(
         f"/api/answers/{first['id']}/feedback/", {"verdict": "helpful"}, content_type="application/json"
     )
     assert sent.status_code == 201, sent.content
-    declined = _ask(client, "How do zeppelins moor in Patagonia?", first["conversation"]).json()
+    declined = ask(client, "How do zeppelins moor in Patagonia?", conversation=first["conversation"]).json()
     assert (declined["turn"], declined["declined"]) == (2, True)
 
     page = client.get(f"/conversations/{first['conversation']}/").content.decode()

