@@ -297,9 +297,11 @@ def run_child(latency: bool) -> dict[str, Any]:
             "ranking": measure(held, held_ranked, 0.0),
         }
     base_url = os.environ.get("BENCH_EMBED_URL")
-    records = None
+    records = held_records = None
     if base_url:
         records, why_not = _dense_records(rows, base_url)
+        if records is not None:
+            held_records, _ = _dense_records(labeled(HELDOUT), base_url)
     if base_url and records is None:
         out["dense_skipped"] = why_not
     elif base_url and records is not None:
@@ -319,6 +321,11 @@ def run_child(latency: bool) -> dict[str, Any]:
                     "chosen": choose(curve),
                 }
             )
+            if held_records is not None:
+                held_ranked = [_ranked_with(r, weight) for r in held_records]
+                out["dense"]["weights"][-1]["heldout"] = measure(
+                    labeled(HELDOUT), held_ranked, MIN_SCORE_DEFAULT
+                )
     if latency:
         Document.objects.filter(key__startswith="pydoc:").delete()
         out["latency"] = _latency()
@@ -520,15 +527,23 @@ def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
         "candidates." + (f" Not measured on {'; '.join(skipped)}." if skipped else ""),
         "",
         "| database | dense weight | threshold | off-topic declined | precision of declines "
-        "| on-topic right first | paraphrase top-5 | lowest threshold declining 90 % |",
-        "|---|---|---|---|---|---|---|---|",
+        "| on-topic right first | paraphrase top-5 | lowest threshold declining 90 % "
+        "| held out: off-topic declined / right first / paraphrase top-5 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def held(p: dict[str, Any] | None) -> str:
+        if p is None:
+            return "-"
+        return f"{_pct(p['declined_recall'])} / {_pct(p['right_first'])} / {_pct(p['paraphrase_top5'])}"
+
     for r in dense:
         lexical = r["new"]["at_default"]
         lines.append(
             f"| {r['db']} | lexical alone | {lexical['threshold']:.2f} | {_pct(lexical['declined_recall'])} "
             f"| {_pct(lexical['declined_precision'])} | {_pct(lexical['right_first'])} "
-            f"| {_pct(lexical['paraphrase_top5'])} | {r['new']['chosen']['threshold']:.2f} |"
+            f"| {_pct(lexical['paraphrase_top5'])} | {r['new']['chosen']['threshold']:.2f} "
+            f"| {held(r['new'].get('heldout', {}).get('at_default'))} |"
         )
         for w in r["dense"]["weights"]:
             p = w["at_default"]
@@ -537,7 +552,7 @@ def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
                 f"| {r['db']} | {w['weight']:.2f}{mark} | {p['threshold']:.2f} "
                 f"| {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
                 f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} "
-                f"| {w['chosen']['threshold']:.2f} |"
+                f"| {w['chosen']['threshold']:.2f} | {held(w.get('heldout'))} |"
             )
     chosen = next(w for w in first["weights"] if w["weight"] == first["weight"])
     lines += [
@@ -606,6 +621,11 @@ def main() -> None:
                         "at_default": {
                             f"{w['weight']:.2f}": {k: v for k, v in w["at_default"].items() if k != "misses"}
                             for w in r["dense"]["weights"]
+                        },
+                        "heldout": {
+                            f"{w['weight']:.2f}": {k: v for k, v in w["heldout"].items() if k != "misses"}
+                            for w in r["dense"]["weights"]
+                            if "heldout" in w
                         },
                     }
                 }

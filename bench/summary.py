@@ -200,6 +200,19 @@ def rows() -> list[list[str]]:
                  + ("" if now["paraphrase_top5"] >= before["paraphrase_top5"]
                     else "; paraphrase top-5: **not met**")]
             )  # fmt: skip
+            if "heldout" in x:
+                hn, ho = x["heldout"]["new"]["at_default"], x["heldout"]["old"]["at_default"]
+                out.append(
+                    [f"relevance, held-out set ({label}, never tuned on), threshold {hn['threshold']:.2f}",
+                     f"old scorer at 0.10: declined {ho['declined_recall']:.0%}, right first "
+                     f"{ho['right_first']:.0%}, paraphrase top-5 {ho['paraphrase_top5']:.0%}",
+                     "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
+                     f"declined {hn['declined_recall']:.0%} (precision {hn['declined_precision']:.0%}), "
+                     f"right first {hn['right_first']:.0%}, paraphrase top-5 {hn['paraphrase_top5']:.0%}",
+                     _met(hn["declined_recall"] >= 0.9 and hn["right_first"] >= 0.95)
+                     + ("" if hn["paraphrase_top5"] >= ho["paraphrase_top5"]
+                        else "; paraphrase top-5: **not met**")]
+                )  # fmt: skip
             if "dense" in x:
                 dn = x["dense"]
                 hybrid = dn["at_default"][f"{dn['weight']:.2f}"]
@@ -209,7 +222,10 @@ def rows() -> list[list[str]]:
                      f"{now['right_first']:.0%}, paraphrase top-5 {now['paraphrase_top5']:.0%}",
                      "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
                      f"declined {hybrid['declined_recall']:.0%}, right first {hybrid['right_first']:.0%}, "
-                     f"paraphrase top-5 {hybrid['paraphrase_top5']:.0%}",
+                     f"paraphrase top-5 {hybrid['paraphrase_top5']:.0%}"
+                     + (f"; held out: declined {h['declined_recall']:.0%}, "
+                        f"right first {h['right_first']:.0%}, paraphrase top-5 {h['paraphrase_top5']:.0%}"
+                        if (h := dn.get("heldout", {}).get(f"{dn['weight']:.2f}")) else ""),
                      _met(hybrid["declined_recall"] >= 0.9 and hybrid["right_first"] >= 0.95)
                      + ("" if hybrid["paraphrase_top5"] >= before["paraphrase_top5"]
                         else "; paraphrase top-5: **not met**")]
