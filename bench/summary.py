@@ -26,6 +26,19 @@ def _size(n: int) -> str:
     return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
 
 
+def _relevance_row(name: str, now: dict[str, Any], before: dict[str, Any]) -> list[str]:
+    """A row of the relevance aims: the current scorer at its default against the old one at 0.10."""
+    return [f"relevance, {name}, threshold {now['threshold']:.2f}",
+            f"old scorer at 0.10: declined {before['declined_recall']:.0%}, right first "
+            f"{before['right_first']:.0%}, paraphrase top-5 {before['paraphrase_top5']:.0%}",
+            "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
+            f"declined {now['declined_recall']:.0%} (precision {now['declined_precision']:.0%}), "
+            f"right first {now['right_first']:.0%}, paraphrase top-5 {now['paraphrase_top5']:.0%}",
+            _met(now["declined_recall"] >= 0.9 and now["right_first"] >= 0.95)
+            + ("" if now["paraphrase_top5"] >= before["paraphrase_top5"]
+               else "; paraphrase top-5: **not met**")]  # fmt: skip
+
+
 def rows() -> list[list[str]]:
     out: list[list[str]] = []
     c = _load("citations")
@@ -189,30 +202,16 @@ def rows() -> list[list[str]]:
             if not x:
                 continue
             now, before = x["at_default"], x["before"]
-            out.append(
-                [f"relevance, labeled set ({label}), threshold {now['threshold']:.2f}",
-                 f"old scorer at 0.10: declined {before['declined_recall']:.0%}, right first "
-                 f"{before['right_first']:.0%}, paraphrase top-5 {before['paraphrase_top5']:.0%}",
-                 "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
-                 f"declined {now['declined_recall']:.0%} (precision {now['declined_precision']:.0%}), "
-                 f"right first {now['right_first']:.0%}, paraphrase top-5 {now['paraphrase_top5']:.0%}",
-                 _met(now["declined_recall"] >= 0.9 and now["right_first"] >= 0.95)
-                 + ("" if now["paraphrase_top5"] >= before["paraphrase_top5"]
-                    else "; paraphrase top-5: **not met**")]
-            )  # fmt: skip
+            out.append(_relevance_row(f"labeled set ({label})", now, before))
             if "heldout" in x:
-                hn, ho = x["heldout"]["new"]["at_default"], x["heldout"]["old"]["at_default"]
+                held = x["heldout"]
                 out.append(
-                    [f"relevance, held-out set ({label}, never tuned on), threshold {hn['threshold']:.2f}",
-                     f"old scorer at 0.10: declined {ho['declined_recall']:.0%}, right first "
-                     f"{ho['right_first']:.0%}, paraphrase top-5 {ho['paraphrase_top5']:.0%}",
-                     "off-topic declined >= 90 %, on-topic right first >= 95 %, no loss on paraphrase top-5",
-                     f"declined {hn['declined_recall']:.0%} (precision {hn['declined_precision']:.0%}), "
-                     f"right first {hn['right_first']:.0%}, paraphrase top-5 {hn['paraphrase_top5']:.0%}",
-                     _met(hn["declined_recall"] >= 0.9 and hn["right_first"] >= 0.95)
-                     + ("" if hn["paraphrase_top5"] >= ho["paraphrase_top5"]
-                        else "; paraphrase top-5: **not met**")]
-                )  # fmt: skip
+                    _relevance_row(
+                        f"held-out set ({label}, never tuned on)",
+                        held["new"]["at_default"],
+                        held["old"]["at_default"],
+                    )
+                )
             if "dense" in x:
                 dn = x["dense"]
                 hybrid = dn["at_default"][f"{dn['weight']:.2f}"]
