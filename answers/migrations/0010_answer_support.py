@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
             field=models.JSONField(
                 blank=True,
                 editable=False,
-                help_text="Which sentences the sources back (docs/api.md, trail `support`); null until computed.",
+                help_text="Which sentences the sources back (the trail's `support`); null until computed.",
                 null=True,
             ),
         ),
