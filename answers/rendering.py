@@ -33,6 +33,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from answers.citations import Marker, scan_markers
+from answers.citations.markdown import markdown_parser
 from answers.citations.scan import in_range
 
 ALLOWED_TAGS = frozenset(
@@ -286,9 +287,7 @@ def _image_as_link(
 
 
 def _make_markdown() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False})
-    md.enable("table")
-    md.disable(["code", "reference", "html_block", "html_inline"])
+    md = markdown_parser()  # the options the citation core parses with: one place says them
     md.core.ruler.before("normalize", "cite_mark", _mark)
     md.core.ruler.push("cite_link", _link)
     md.normalizeLink = lambda url: _normalize_link(md, url)  # type: ignore[method-assign]

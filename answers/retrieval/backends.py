@@ -14,7 +14,7 @@ from typing import Protocol
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from answers.retrieval.query import RARITY_CAP, MatchPlan, fts5_match, fts5_quote, plan_match, rarity
+from answers.retrieval.query import MatchPlan, capped_rarity, fts5_match, fts5_quote, plan_match
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class PostgresFullTextBackend:
     repeating the question's common words ("list", "item") outranks one holding its rare
     ones, and the reranker never sees the latter among the candidates. So a matching chunk
     is ranked first by the rarity-weighted sum of the question's terms it holds (each term's
-    query.rarity, capped at query.RARITY_CAP: the weights the reranker starts from, and the
+    query.capped_rarity, rarity capped at query.RARITY_CAP: the weights the reranker starts from, and the
     inverse document frequency bm25 gives SQLite's order), then by ts_rank_cd (normalised to
     0..1, so it only breaks ties). Both are computed on the same rows, the matches.
     """
@@ -211,7 +211,7 @@ class PostgresFullTextBackend:
         required = (" && " if plan.all_required else " || ").join([one] * len(plan.required))
         every = " || ".join([one] * len(terms))
         held = " + ".join([f"%s * (c.search @@ {one})::int"] * len(terms))
-        rarities = [min(rarity(counts.get(t, 0), total), RARITY_CAP) for t in terms]
+        rarities = [capped_rarity(counts.get(t, 0), total) for t in terms]
         sql = f"""
             WITH q AS (SELECT ({required}) AS required, ({every}) AS every),
             matches AS (

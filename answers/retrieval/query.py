@@ -83,6 +83,12 @@ def rarity(doc_count: int, total: int) -> float:
 RARITY_CAP = 2.0
 
 
+def capped_rarity(doc_count: int, total: int) -> float:
+    """rarity, at most RARITY_CAP: the weight of a term the corpus uses (one rule, used by
+    term_weights and by PostgreSQL's candidate order in answers.retrieval.backends)."""
+    return min(rarity(doc_count, total), RARITY_CAP)
+
+
 # Words, and the marks after which a sentence starts.
 _WORD_OR_STOP = re.compile(r"[^\W_]+|[.!?:]")
 
@@ -117,10 +123,9 @@ def absent_weight(term: str, total: int, names: frozenset[str] = frozenset()) ->
     early" is about `break`): it weighs as a rare term the corpus uses (RARITY_CAP),
     unless the question writes it as a name ("America").
     """
-    weight = rarity(0, total)
     if term in COMMON_ENGLISH and term not in names:
-        return min(weight, RARITY_CAP)
-    return weight
+        return capped_rarity(0, total)
+    return rarity(0, total)
 
 
 # A weak term written before one of these words is the question's subject, not filler:
@@ -192,7 +197,7 @@ def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], to
     weights = {}
     for t in terms:
         count = doc_counts.get(t, 0)
-        weight = min(rarity(count, total), RARITY_CAP) if count > 0 else absent_weight(t, total, names)
+        weight = capped_rarity(count, total) if count > 0 else absent_weight(t, total, names)
         weights[t] = weight * (WEAK_TERM_WEIGHT if t in quarter else 1.0)
     return weights
 
