@@ -170,20 +170,35 @@ def action_verb(question: str) -> str | None:
     return verb
 
 
+def kind_nouns(question: str) -> frozenset[str]:
+    """The SUBJECT_NOUNS written right after another of the question's terms: the kind of
+    thing the question is about, the term before them naming which one.
+
+    "What does the nonlocal keyword mean?" -> {"keyword"} (the question is about `nonlocal`:
+    the page listing every keyword covers both words, the page on `nonlocal` is the answer);
+    "How do I leave a loop early?" -> {} ("a" is no term: the loop is what it is about).
+    """
+    words = tokenize(question)
+    return frozenset(
+        after for word, after in itertools.pairwise(words) if after in SUBJECT_NOUNS and word not in STOPWORDS
+    )
+
+
 def quarter_terms(question: str) -> frozenset[str]:
     """The question's terms that count a quarter (WEAK_TERM_WEIGHT) wherever its terms are weighed.
 
-    A weak term (WEAK_TERMS) that is not the question's subject (subject_terms), and the
-    verb of a how-to question (action_verb): both are searched and matched, but a passage
-    is about the question through its other terms. The one rule retrieval (term_weights)
-    and the extractive answerer (providers.extractive.question_weights) apply.
+    A weak term (WEAK_TERMS) that is not the question's subject (subject_terms), the verb
+    of a how-to question (action_verb) and a noun naming the kind of the question's subject
+    (kind_nouns): all are searched and matched, but a passage is about the question through
+    its other terms. The one rule retrieval (term_weights) and the extractive answerer
+    (providers.extractive.question_weights) apply.
     """
     words = set(tokenize(question))
     quarter = {t for t in words & WEAK_TERMS if t not in subject_terms(question)}
     verb = action_verb(question)
     if verb is not None:
         quarter.add(verb)
-    return frozenset(quarter)
+    return frozenset(quarter | kind_nouns(question))
 
 
 def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], total: int) -> dict[str, float]:

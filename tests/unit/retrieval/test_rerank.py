@@ -11,6 +11,8 @@ from answers.retrieval.query import (
     STEM_KEEPS,
     WEAK_TERMS,
     action_verb,
+    capped_rarity,
+    kind_nouns,
     quarter_terms,
     query_terms,
     rarity,
@@ -160,7 +162,7 @@ def test_adjacent_terms_score_higher_than_scattered_ones() -> None:
 def test_a_weak_term_that_names_a_construct_counts_fully() -> None:
     question = "How does the for statement work?"
     weights = term_weights(question, query_terms(question), {"for": 100, "statement": 100}, 650)
-    assert weights["for"] == weights["statement"]
+    assert weights["for"] == rarity(100, 650)  # the subject: not a quarter, though a weak term
     loose = "Can a loop repeat for a while?"
     weights = term_weights(
         loose, query_terms(loose), {"loop": 100, "repeat": 100, "for": 100, "while": 100}, 650
@@ -187,10 +189,33 @@ def test_the_verb_of_a_how_to_question_counts_a_quarter(question: str, verb: str
     weights = term_weights(question, terms, dict.fromkeys(terms, 10), 650)
     others = [weights[t] for t in terms if t != verb and t not in WEAK_TERMS]
     if verb is None:
-        assert not quarter_terms(question) - WEAK_TERMS
+        assert not quarter_terms(question) - WEAK_TERMS - kind_nouns(question)
     else:
         assert verb in quarter_terms(question)
         assert weights[verb] == pytest.approx(max(others) / 4)
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("What does the nonlocal keyword mean?", {"keyword"}),  # about `nonlocal`, not keywords
+        ("How does the for statement work?", {"statement"}),
+        ("How does the power operator work?", {"operator"}),
+        ("How do I leave a loop early?", set()),  # "a" names nothing: the loop is the subject
+        ("What are compound statements?", {"statements"}),
+        ("Which keywords are reserved?", set()),  # the keywords are what it asks about
+        ("What is an expression?", set()),
+    ],
+)
+def test_a_noun_naming_the_kind_of_the_subject_counts_a_quarter(question: str, kinds: set[str]) -> None:
+    # "the nonlocal keyword": the page listing every keyword holds both words, the page on
+    # `nonlocal` is the answer; the kind noun must not outweigh the name before it.
+    assert kind_nouns(question) == kinds
+    terms = query_terms(question)
+    weights = term_weights(question, terms, dict.fromkeys(terms, 10), 650)
+    for kind in kinds:
+        assert kind in quarter_terms(question)
+        assert weights[kind] == pytest.approx(capped_rarity(10, 650) / 4)
 
 
 def test_rarity_saturates_for_terms_the_corpus_uses_but_not_for_absent_ones() -> None:
