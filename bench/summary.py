@@ -203,15 +203,13 @@ def rows() -> list[list[str]]:
                 continue
             now, before = x["at_default"], x["before"]
             out.append(_relevance_row(f"labeled set ({label})", now, before))
-            if "heldout" in x:
-                held = x["heldout"]
-                out.append(
-                    _relevance_row(
-                        f"held-out set ({label}, never tuned on)",
-                        held["new"]["at_default"],
-                        held["old"]["at_default"],
+            for key, name in (("heldout", "held-out set"), ("heldout2", "second held-out set")):
+                if key in x:
+                    out.append(
+                        _relevance_row(
+                            f"{name} ({label})", x[key]["new"]["at_default"], x[key]["old"]["at_default"]
+                        )
                     )
-                )
             if "dense" in x:
                 dn = x["dense"]
                 hybrid = dn["at_default"][f"{dn['weight']:.2f}"]

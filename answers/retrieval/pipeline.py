@@ -46,7 +46,7 @@ lists into one of at most `candidate_limit` candidates, in fused order (which
 is then the tie-break order); every candidate carries its dense similarity into
 the reranker (see rerank's docstring). The trace gains
 
-    "dense": {"status": "used", "index", "model", "candidates"}
+    "dense": {"status": "used", "index", "model", "candidates", "names"}
              or {"status": "fallback", "reason"} when the embeddings server failed
              (the retrieval is then exactly the lexical one),
     "fusion": [{"chunk_id", "document_id", "lexical_rank", "dense_rank", "fused_rank",
@@ -54,7 +54,10 @@ the reranker (see rerank's docstring). The trace gains
               1-based; null where a list did not hold the chunk),
     "timings_ms": {"search", "embed", "embed_wait", "dense", "rerank"},
 
-and each "kept"/"cut_by_*" entry gains the four fusion fields of its chunk.
+and each "kept"/"cut_by_*" entry gains the four fusion fields of its chunk. `names`: the
+rare names the question writes (query.rare_names); a candidate lacking one is scored on
+its lexical score alone (its `fusion` entry gains `"lacks_names": true`; its dense
+similarity is still there).
 With embeddings off none of this appears and the results are the lexical ones.
 """
 
@@ -75,7 +78,7 @@ from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, r
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
-from answers.retrieval.query import query_terms, subject_terms, term_weights
+from answers.retrieval.query import holds_all, query_terms, rare_names, subject_terms, term_weights
 from answers.retrieval.rerank import Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
 
@@ -288,9 +291,21 @@ def retrieve(
     best_raw = max((c.raw_score for c in candidates), default=0.0)
     lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in candidates]
     similarity = None if hybrid is None else hybrid.similarity
+    # An embedding hears "exceptions in Java" as "exceptions": a passage that lacks a rare name
+    # the question writes keeps its lexical score (rerank's docstring, "names").
+    names = frozenset() if similarity is None else rare_names(question, found.doc_counts, found.total)
+    unlifted = {c.chunk_id for c in candidates if names and not holds_all(names, c.title, c.heading, c.text)}
+    if similarity is not None:
+        trace["dense"]["names"] = sorted(names)
+    for chunk_id in unlifted:
+        fusion[chunk_id]["lacks_names"] = True
     passages = [
         Passage(
-            c.title, c.heading, c.text, lex, None if similarity is None else similarity.get(c.chunk_id, 0.0)
+            c.title,
+            c.heading,
+            c.text,
+            lex,
+            None if similarity is None or c.chunk_id in unlifted else similarity.get(c.chunk_id, 0.0),
         )
         for c, lex in zip(candidates, lexical, strict=True)
     ]

@@ -128,6 +128,28 @@ def absent_weight(term: str, total: int, names: frozenset[str] = frozenset()) ->
     return rarity(0, total)
 
 
+def rare_names(question: str, doc_counts: dict[str, int], total: int) -> frozenset[str]:
+    """The names the question writes (name_terms) that the corpus uses rarely or never: as rare
+    as RARITY_CAP or rarer.
+
+    "How do exceptions work in Java?" over a Python reference -> {"java"} (two chunks of 650
+    mention it); "How do comparisons work in Python?" -> {} (a fifth of the chunks say
+    "Python": it is the site's subject, not what sets the question apart).
+    """
+    terms = set(query_terms(question))  # a name that is a stop word ("What Will said") is no term
+    return frozenset(
+        n for n in name_terms(question) if n in terms and rarity(doc_counts.get(n, 0), total) >= RARITY_CAP
+    )
+
+
+def holds_all(words: frozenset[str], *texts: str) -> bool:
+    """Whether the texts together hold every one of `words` (compared by stem)."""
+    if not words:
+        return True
+    held = {stem(w) for text in texts for w in tokenize(text)}
+    return all(stem(w) in held for w in words)
+
+
 # A weak term written before one of these words is the question's subject, not filler:
 # "the for statement", "an if clause", "the in operator", "the with block".
 SUBJECT_NOUNS = frozenset(

@@ -41,38 +41,45 @@ nothing, curve in bench/RESULTS_relevance.md) keeps passages covering at least
 
 With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
 each passage also carries its cosine similarity to the question, and it raises
-the score three quarters of the way towards it, never lowers it:
+the score half of the way towards it, never lowers it:
 
-    score = lexical score + 0.75 * max(0, dense - lexical score)
+    score = lexical score + 0.5 * max(0, dense - lexical score)
 
 So a passage that shares no word with the question but means the same (dense
-0.6) scores 0.45 and passes the default threshold; one about something else
+0.6) scores 0.30 and reaches the default threshold; one about something else
 (dense 0.3) scores under it; an exact lexical match is never pulled down by a
 weaker similarity. Without dense similarities (embeddings off, or the
 embeddings server failed) the score is exactly the lexical one.
 
+Names. An embedding hears "How do exceptions work in Java?" much as "How do exceptions
+work?": the Python page on exceptions is as similar to either. So a passage that lacks
+a name the question writes (capitalised mid-sentence, query.name_terms) which the corpus
+uses rarely or never (query.rare_names: "Java", "Kotlin", "AWS"; not "Python" in a
+Python reference, where a fifth of the chunks say it) gets no dense part: its score is
+the lexical one (answers.retrieval.pipeline leaves its similarity out; the trace's
+`dense.names` lists the names).
+
 The weight, measured on a real model (all-MiniLM-L6-v2, bench/embeddings_minilm.py;
-bench/bench_relevance.py sweeps w over 0..1 on the labeled set, SQLite, figures in
-bench/RESULTS_relevance.md). At the default threshold 0.30, off-topic declined /
-on-topic right first / paraphrase top-5:
+bench/bench_relevance.py sweeps w over 0..1 on the labeled set and both held-out
+sets, SQLite, figures in bench/RESULTS_relevance.md). At the default threshold 0.30,
+off-topic declined / on-topic right first / paraphrase top-5, labeled set (held out,
+first set; second set):
 
-    lexical alone   92 % / 99 % / 70 %
-    w = 0.25        92 % / 100 % / 73 %
-    w = 0.50        89 % / 100 % / 77 %
-    w = 0.75        84 % / 100 % / 83 %    (DENSE_WEIGHT)
-    w = 1.00        82 % / 99 % / 83 %
+    lexical alone   92 % / 99 % / 70 %     (100 / 93 / 55 %; 83 / 92 / 81 %)
+    w = 0.25        92 % / 100 % / 73 %    (100 / 93 / 55 %; 83 / 92 / 88 %)
+    w = 0.50        92 % / 100 % / 77 %    (94 / 93 / 60 %; 83 / 92 / 88 %)   DENSE_WEIGHT
+    w = 0.75        89 % / 100 % / 83 %    (81 / 93 / 80 %; 83 / 92 / 94 %)
+    w = 1.00        87 % / 99 % / 83 %     (75 / 93 / 90 %; 75 / 92 / 88 %)
 
-w = 0.25 meets all three aims of the labeled set, but it can never lift a passage
-that shares no word with the question over the threshold (0.25 x 0.6 = 0.15),
-which is what dense retrieval is for; 0.75 can. With this model a near miss
-("What does a lambda function cost on AWS?", "What is a string quartet?") is as
-similar to a page as a paraphrase is, so no weight both finds pages by meaning and
-keeps 90 % of the off-topic questions declined at 0.30. 0.75 is kept: against
-lexical alone it answers 3 more of the 38 off-topic questions and puts 4 more of
-the 30 paraphrases in the top five. A site that wants the 90 % back with dense on
-raises ANSWERS_MIN_SCORE to 0.45 (off-topic 95 %, paraphrase top-5 47 %), or keeps
-0.30 with a model that tells near misses apart; run the benchmark with that model
-(EMBED_PYTHON, or an OpenAI-compatible server) to see.
+DENSE_WEIGHT is the largest weight that keeps the three aims on the labeled set
+(off-topic declined >= 90 %, on-topic right first >= 95 %, paraphrase top-5 no lower
+than lexical alone), as ANSWERS_MIN_SCORE is the lowest threshold that declines 90 %:
+0.5 (before the name rule, 0.75 declined 84 % of the labeled off-topic questions and
+75 % of the first held-out set's, and 0.5 89 %). With this model a near miss that
+names nothing ("What is a string quartet?", "What is string theory in physics?") is
+as similar to a page as a paraphrase is; a larger weight finds more paraphrases and
+answers more of those. A site whose model tells near misses apart raises the weight;
+run the benchmark with that model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
 """
 
 from __future__ import annotations
@@ -89,7 +96,7 @@ from answers.retrieval.query import STEM_KEEPS, WEAK_TERM_WEIGHT, WEAK_TERMS, st
 WEIGHTS = {"coverage": 0.55, "title": 0.30, "proximity": 0.15}
 # Scaled by coverage, so that no part of the score can exceed it (see the module docstring).
 SCALED_BY_COVERAGE = frozenset({"proximity"})
-DENSE_WEIGHT = 0.75
+DENSE_WEIGHT = 0.5
 # A term in a section heading counts this share of one in the document's title: a
 # document titled by the question's topic outranks a long page with a section on it.
 HEADING_SHARE = 0.6

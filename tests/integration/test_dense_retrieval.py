@@ -105,6 +105,22 @@ def test_a_question_in_other_words_finds_its_passage_only_through_the_dense_path
     assert kept["fused_rank"] >= 1
 
 
+def test_a_rare_name_the_passage_lacks_gets_no_lift_from_dense_similarity(embedded: EmbeddingsOn) -> None:
+    # An embedding hears "... in Kotlin" as the question without it: the `break` passage is as
+    # similar as before, but it says nothing about Kotlin, which no page of the corpus names.
+    question = "How do I bail out prematurely in Kotlin?"
+    result = retrieve(question, min_score=DEFAULT_MIN_SCORE, max_sources=5)
+    assert result.trace["dense"]["status"] == "used"
+    assert result.trace["dense"]["names"] == ["kotlin"]
+    assert result.sources == []  # declined: nothing covers the question, by words or by a name
+    similar = max(result.trace["fusion"], key=lambda f: f["dense_similarity"])
+    assert similar["dense_similarity"] > 0.5  # what would have answered it: still in the trail,
+    assert similar["lacks_names"] is True  # marked as not counted
+
+    # The site's own subject is no such name: a fifth of the demo's chunks say "Python".
+    assert _keys("How do I bail out prematurely in Python?")[0] == "pydoc:break"
+
+
 def test_every_candidate_records_its_lexical_dense_and_fused_rank(embedded: EmbeddingsOn) -> None:
     result = retrieve("How does the break statement end a loop early?", min_score=0.0, max_sources=5)
 
@@ -361,6 +377,25 @@ def test_the_admin_retrieval_panel_shows_each_candidates_ranks_and_similarity(
     positions = [rows.find(row) for row in shown]
     assert -1 not in positions
     assert positions == sorted(positions)
+
+
+def test_the_admin_retrieval_panel_shows_which_similarities_a_missing_name_kept_out(
+    client: Client, admin_client: Client, embedded: EmbeddingsOn
+) -> None:
+    response = client.post(
+        "/api/answers/",
+        {"question": "How do I bail out prematurely in Kotlin?"},
+        content_type="application/json",
+    )
+    assert response.json()["declined"] is True
+    answer = Answer.objects.get(id=response.json()["id"])
+    fusion = answer.retrieval_trace["fusion"]
+
+    html = _admin_page(admin_client, answer)
+
+    assert "Rare names in the question: kotlin." in html
+    rows = re.findall(r'<table class="qa-table qa-fusion">.*?<tbody>(.*?)</tbody>', html, re.S)[0]
+    assert rows.count("not counted: lacks a name") == sum(f.get("lacks_names", False) for f in fusion) > 0
 
 
 def test_the_admin_retrieval_panel_says_why_dense_retrieval_fell_back(

@@ -19,6 +19,7 @@ class FusionRow:
     dense_rank: Any  # None: the dense search did not return it
     dense_similarity: Any
     outcome: str  # "source N", "cut by threshold", "cut by cap", or "" (a lesser chunk of a kept document)
+    lacks_names: bool  # it lacks a rare name the question writes: its similarity did not count
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class DensePanel:
     index: str
     model: str
     candidates: Any
+    names: list[str]  # rare names the question writes (query.rare_names); [] before they were traced
     rows: list[FusionRow]
 
 
@@ -61,6 +63,7 @@ def dense_panel(trace: Mapping[str, Any]) -> DensePanel:
             dense_rank=entry.get("dense_rank"),
             dense_similarity=entry.get("dense_similarity"),
             outcome=outcome.get(entry.get("chunk_id"), ""),
+            lacks_names=entry.get("lacks_names") is True,
         )
         for entry in _entries(trace, "fusion")
     ]
@@ -70,5 +73,6 @@ def dense_panel(trace: Mapping[str, Any]) -> DensePanel:
         index=str(dense.get("index", "")),
         model=str(dense.get("model", "")),
         candidates=dense.get("candidates", ""),
+        names=[str(n) for n in names] if isinstance(names := dense.get("names"), list) else [],
         rows=rows,
     )

@@ -8,7 +8,16 @@ import pytest
 
 from answers.conf import MIN_SCORE_DEFAULT
 from answers.retrieval.english import COMMON_ENGLISH
-from answers.retrieval.query import RARITY_CAP, absent_weight, name_terms, query_terms, rarity, term_weights
+from answers.retrieval.query import (
+    RARITY_CAP,
+    absent_weight,
+    holds_all,
+    name_terms,
+    query_terms,
+    rare_names,
+    rarity,
+    term_weights,
+)
 from answers.retrieval.rerank import LexicalReranker, Passage
 
 CHUNKS = 650
@@ -30,6 +39,39 @@ FULL = rarity(0, CHUNKS)
 )
 def test_names_are_the_words_capitalised_where_no_sentence_starts(question: str, names: set[str]) -> None:
     assert name_terms(question) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "counts", "names"),
+    [
+        ("How do exceptions work in Java?", {"java": 2, "exceptions": 40}, {"java"}),  # rare
+        ("How do I bail out in Kotlin?", {}, {"kotlin"}),  # never used
+        ("How do comparisons work in Python?", {"python": 130}, set()),  # the site's subject
+        ("What does The Will say?", {"say": 3}, set()),  # a stop word is no term, capitalised or not
+        ("What are java generics?", {"java": 2}, set()),  # not written as a name
+    ],
+)
+def test_rare_names_are_the_names_the_corpus_uses_rarely_or_never(
+    question: str, counts: dict[str, int], names: set[str]
+) -> None:
+    # A passage lacking one of these gets no lift from dense similarity (rerank's docstring).
+    assert rare_names(question, counts, CHUNKS) == names
+
+
+@pytest.mark.parametrize(
+    ("words", "texts", "held"),
+    [
+        (frozenset({"java"}), ("Exceptions", "", "Python raises them."), False),
+        (frozenset({"java"}), ("Floating point", "", "The C or Java implementation decides."), True),
+        (frozenset({"java", "generics"}), ("Java's generics", "", ""), True),  # the title counts; stems
+        (frozenset({"java", "generics"}), ("Java", "", "no such thing"), False),
+        (frozenset(), ("", "", ""), True),
+    ],
+)
+def test_holds_all_reads_title_heading_and_text_by_stem(
+    words: frozenset[str], texts: tuple[str, str, str], held: bool
+) -> None:
+    assert holds_all(words, *texts) is held
 
 
 @pytest.mark.parametrize(
