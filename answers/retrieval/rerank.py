@@ -6,8 +6,9 @@ dropped) each carry a weight: their rarity in the corpus (an inverse document
 frequency over chunks, see query.rarity), saturating at query.RARITY_CAP for a term
 the corpus uses; a quarter of it for a weak term (a keyword that is also a common
 English word, see query.WEAK_TERMS) unless the question is about it ("the for
-statement"), and for the verb of a how-to question ("How do I leave a loop early?"),
-see query.quarter_terms. A term found nowhere in the corpus is as rare as a term can
+statement"), for the verb of a how-to question ("How do I leave a loop early?") and
+for a noun naming the kind of the subject ("the nonlocal keyword"), see
+query.quarter_terms. A term found nowhere in the corpus is as rare as a term can
 be: it is not capped, it carries the largest weight, and since no passage holds it,
 it counts fully against every passage; unless it is one of the most common English
 words ("early", "good"; query.absent_weight: a reference leaves those out for its
