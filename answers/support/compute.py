@@ -20,7 +20,7 @@ from answers.citations.trail import final_markers
 from answers.conf import SUPPORT_METHODS, conf
 from answers.models import Answer, AnswerSource
 from answers.plugins import plugin_class
-from answers.retrieval.query import query_terms
+from answers.retrieval.query import quarter_terms, query_terms
 from answers.support.corpus import corpus_idf
 from answers.support.coverage import coverage_record
 from answers.support.lexical import content_words
@@ -97,7 +97,13 @@ def coverage_from(texts: AnswerTexts) -> dict[str, Any]:
         # No statistics (no corpus or no search index): every term counts as present.
         return idf.documents <= 0 or idf.counts.get(term, 0) > 0
 
-    return coverage_record(terms=terms, cited_texts=texts.cited, in_corpus=in_corpus, declined=texts.declined)
+    return coverage_record(
+        terms=terms,
+        cited_texts=texts.cited,
+        in_corpus=in_corpus,
+        quarter=quarter_terms(texts.question),
+        declined=texts.declined,
+    )
 
 
 def compute_coverage(answer: Answer) -> dict[str, Any]:
