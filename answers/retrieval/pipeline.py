@@ -310,8 +310,11 @@ def retrieve(
         for c, lex in zip(candidates, lexical, strict=True)
     ]
     scores = reranker.score(terms, passages, weights)
+    # Scores are kept as the trace shows them (4 decimals): the threshold reads the score a
+    # reviewer sees, so a cut passage never shows the threshold's own value.
     scored = [
-        Scored(c, lex, min(1.0, max(0.0, s))) for c, lex, s in zip(candidates, lexical, scores, strict=True)
+        Scored(c, lex, _round(min(1.0, max(0.0, s))))
+        for c, lex, s in zip(candidates, lexical, scores, strict=True)
     ]
     # Ties keep the candidates' order: the engine's (best first), or the fused one.
     ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, pair[0]))
