@@ -293,12 +293,14 @@ def retrieve(
     similarity = None if hybrid is None else hybrid.similarity
     # An embedding hears "exceptions in Java" as "exceptions": a passage that lacks a rare name
     # the question writes keeps its lexical score (rerank's docstring, "names").
-    names = frozenset() if similarity is None else rare_names(question, found.doc_counts, found.total)
-    unlifted = {c.chunk_id for c in candidates if names and not holds_all(names, c.title, c.heading, c.text)}
+    unlifted: set[int] = set()
     if similarity is not None:
+        names = rare_names(question, found.doc_counts, found.total)
         trace["dense"]["names"] = sorted(names)
-    for chunk_id in unlifted:
-        fusion[chunk_id]["lacks_names"] = True
+        if names:
+            unlifted = {c.chunk_id for c in candidates if not holds_all(names, c.title, c.heading, c.text)}
+        for chunk_id in unlifted:
+            fusion[chunk_id]["lacks_names"] = True
     passages = [
         Passage(
             c.title,
