@@ -25,7 +25,7 @@ SUPPORT_METHODS = {
 EMBEDDINGS = ("none", "openai")
 # The lowest threshold at which >= 90 % of the labeled off-topic questions retrieve nothing
 # (bench/relevance_labeled.jsonl, curve in bench/RESULTS_relevance.md); see README "Relevance".
-MIN_SCORE_DEFAULT = 0.30
+MIN_SCORE_DEFAULT = 0.25
 NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
 DECLINE_TEXT = "The documents here don't cover this question."
 

@@ -37,7 +37,7 @@ DEFAULT_MIN_SCORE = MIN_SCORE_DEFAULT  # ANSWERS_MIN_SCORE's default
 # Questions whose content words appear in no passage of the demo corpus, while their
 # synonyms (in the stub's table) fill the topic's passage.
 PARAPHRASES = [
-    pytest.param("How do I bail out prematurely?", "pydoc:break", id="bail-out-is-break"),
+    pytest.param("How do I bail out of a repetition prematurely?", "pydoc:break", id="bail-out-is-break"),
     pytest.param("How do I pull in toolkits?", "pydoc:import", id="pull-in-toolkits-is-import"),
     pytest.param(
         "How do I craft nameless inline routines?", "pydoc:lambda", id="nameless-routines-are-lambda"
@@ -108,7 +108,7 @@ def test_a_question_in_other_words_finds_its_passage_only_through_the_dense_path
 def test_a_rare_name_the_passage_lacks_gets_no_lift_from_dense_similarity(embedded: EmbeddingsOn) -> None:
     # An embedding hears "... in Kotlin" as the question without it: the `break` passage is as
     # similar as before, but it says nothing about Kotlin, which no page of the corpus names.
-    question = "How do I bail out prematurely in Kotlin?"
+    question = "How do I bail out of a repetition prematurely in Kotlin?"
     result = retrieve(question, min_score=DEFAULT_MIN_SCORE, max_sources=5)
     assert result.trace["dense"]["status"] == "used"
     assert result.trace["dense"]["names"] == ["kotlin"]
@@ -118,7 +118,7 @@ def test_a_rare_name_the_passage_lacks_gets_no_lift_from_dense_similarity(embedd
     assert similar["lacks_names"] is True  # marked as not counted
 
     # The site's own subject is no such name: a fifth of the demo's chunks say "Python".
-    assert _keys("How do I bail out prematurely in Python?")[0] == "pydoc:break"
+    assert _keys("How do I bail out of a repetition prematurely in Python?")[0] == "pydoc:break"
 
 
 def test_every_candidate_records_its_lexical_dense_and_fused_rank(embedded: EmbeddingsOn) -> None:
@@ -184,7 +184,7 @@ def test_busy_and_failing_servers_are_retried_within_the_deadline(embedded: Embe
     embedded.server.fail_next(1, status=429)
     embedded.server.fail_next(1, status=503)
 
-    result = retrieve("How do I bail out prematurely?", min_score=0.1, max_sources=5)
+    result = retrieve("How do I bail out of a repetition prematurely?", min_score=0.1, max_sources=5)
 
     assert result.trace["dense"]["status"] == "used"
     assert Document.objects.get(id=result.sources[0].document_id).key == "pydoc:break"
@@ -198,7 +198,7 @@ def test_a_model_change_makes_every_vector_stale_until_embed_runs_again(
 
     with override_settings(ANSWERS_EMBEDDING_MODEL="stub-embed-2"):
         assert len(stale_chunk_ids()) == chunks
-        before = retrieve("How do I bail out prematurely?", min_score=0.1, max_sources=5)
+        before = retrieve("How do I bail out of a repetition prematurely?", min_score=0.1, max_sources=5)
         assert before.trace["dense"]["candidates"] == 0  # no vector is from this model yet
 
         out = _Sink()
@@ -206,7 +206,7 @@ def test_a_model_change_makes_every_vector_stale_until_embed_runs_again(
         assert f"Embedded {chunks} chunks with stub-embed-2" in out.text
         assert set(ChunkEmbedding.objects.values_list("model", flat=True)) == {"stub-embed-2"}
         assert stale_chunk_ids() == []
-        after = retrieve("How do I bail out prematurely?", min_score=0.1, max_sources=5)
+        after = retrieve("How do I bail out of a repetition prematurely?", min_score=0.1, max_sources=5)
         assert Document.objects.get(id=after.sources[0].document_id).key == "pydoc:break"
 
         again = _Sink()
@@ -227,7 +227,7 @@ def test_embed_all_re_embeds_every_chunk(embedded: EmbeddingsOn) -> None:
 def test_deleting_a_document_deletes_its_vectors_and_dense_no_longer_finds_it(
     embedded: EmbeddingsOn,
 ) -> None:
-    question = "How do I bail out prematurely?"
+    question = "How do I bail out of a repetition prematurely?"
     document = Document.objects.get(key="pydoc:break")
     assert _keys(question)[0] == "pydoc:break"
     chunk_ids = list(document.chunks.values_list("id", flat=True))
@@ -283,7 +283,13 @@ def test_the_api_key_is_never_logged(embedded: EmbeddingsOn, caplog: pytest.LogC
 @pytest.mark.parametrize(
     ("question", "server_up", "first", "dense"),
     [
-        pytest.param("How do I bail out prematurely?", True, "pydoc:break", "used", id="found-by-meaning"),
+        pytest.param(
+            "How do I bail out of a repetition prematurely?",
+            True,
+            "pydoc:break",
+            "used",
+            id="found-by-meaning",
+        ),
         pytest.param("How does the with statement work?", False, "pydoc:with", "fallback", id="server-down"),
     ],
 )
@@ -348,7 +354,9 @@ def test_the_admin_retrieval_panel_shows_each_candidates_ranks_and_similarity(
     client: Client, admin_client: Client, embedded: EmbeddingsOn
 ) -> None:
     response = client.post(
-        "/api/answers/", {"question": "How do I bail out prematurely?"}, content_type="application/json"
+        "/api/answers/",
+        {"question": "How do I bail out of a repetition prematurely?"},
+        content_type="application/json",
     )
     answer = Answer.objects.get(id=response.json()["id"])
     fusion = answer.retrieval_trace["fusion"]
@@ -384,7 +392,7 @@ def test_the_admin_retrieval_panel_shows_which_similarities_a_missing_name_kept_
 ) -> None:
     response = client.post(
         "/api/answers/",
-        {"question": "How do I bail out prematurely in Kotlin?"},
+        {"question": "How do I bail out of a repetition prematurely in Kotlin?"},
         content_type="application/json",
     )
     assert response.json()["declined"] is True

@@ -86,7 +86,7 @@ async def _answer(live: LiveServer, question: str) -> tuple[list[dict[str, objec
 @pytest.mark.parametrize(
     ("question", "key"),
     [
-        pytest.param("How do I bail out prematurely?", "pydoc:break", id="bail-out-is-break"),
+        pytest.param("How do I bail out of a repetition prematurely?", "pydoc:break", id="bail-out-is-break"),
         pytest.param("How do I pull in toolkits?", "pydoc:import", id="pull-in-toolkits-is-import"),
     ],
 )

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from answers.retrieval.query import (
     RARITY_CAP,
     STEM_KEEPS,
+    STOPWORDS,
     WEAK_TERMS,
     action_verb,
     capped_rarity,
@@ -53,8 +54,21 @@ def literal_components(terms: list[str], passage: Passage) -> dict[str, float]:
         )
         / total,
         "proximity": proximity(list(weights), positions),
+        "phrase": literal_phrase(list(weights), passage.title),
         "lexical": min(1.0, max(0.0, passage.lexical)),
     }
+
+
+def literal_phrase(stems: list[str], title: str) -> float:
+    """Two question stems next to each other, in the question's order, next to each other in the title."""
+    words = [stem(w) for w in tokenize(title) if w not in STOPWORDS]
+    if len(stems) == 1:
+        return float(stems[0] in words)
+    for i in range(len(stems) - 1):
+        for j in range(len(words) - 1):
+            if (stems[i], stems[i + 1]) == (words[j], words[j + 1]):
+                return 1.0
+    return 0.0
 
 
 def score(terms: list[str], passage: Passage, weights: dict[str, float] | None = None) -> float:
@@ -69,38 +83,62 @@ def score(terms: list[str], passage: Passage, weights: dict[str, float] | None =
         (
             ["yield", "statement"],
             Passage("The yield statement", "", "A yield statement suspends the function.", 1.0),
-            {"coverage": 1.0, "title": 1.0, "proximity": 1.0, "lexical": 1.0},
+            {"coverage": 1.0, "title": 1.0, "proximity": 1.0, "phrase": 1.0, "lexical": 1.0},
+        ),
+        # The title names the subject as the question writes it ("code object"), in body words elsewhere.
+        (
+            ["code", "object", "cpython"],
+            Passage("Code Objects", "", "CPython compiles code into objects.", 0.7),
+            {"coverage": 1.0, "title": 2 / 3, "proximity": 0.5, "phrase": 1.0, "lexical": 0.7},
+        ),
+        # Both words in the title, but not as the question writes them: no phrase.
+        (
+            ["code", "object"],
+            Passage("Objects of code", "", "An object holds code.", 0.7),
+            {"coverage": 1.0, "title": 1.0, "proximity": 1 / 2, "phrase": 0.0, "lexical": 0.7},
         ),
         # Plurals and -ing forms match their stems; two terms in a window of four words: 1 / 3.
         (
             ["class", "define"],
             Passage("Misc", "", "Classes are what defining code makes.", 0.5),
-            {"coverage": 1.0, "title": 0.0, "proximity": 1 / 3, "lexical": 0.5},
+            {"coverage": 1.0, "title": 0.0, "proximity": 1 / 3, "phrase": 0.0, "lexical": 0.5},
         ),
         # A weak term counts a quarter: "with" found, "context" not: 0.25 / 1.25.
         (
             ["with", "context"],
             Passage("Statements", "", "Use with to open a file.", 0.2),
-            {"coverage": 0.2, "title": 0.0, "proximity": 0.0, "lexical": 0.2},
+            {"coverage": 0.2, "title": 0.0, "proximity": 0.0, "phrase": 0.0, "lexical": 0.2},
         ),
-        # Only in the section heading: coverage, and the heading's share of a title match.
+        # Only in the section heading: coverage, and the heading's share of a title match (a
+        # heading names no phrase: the page is about more than that section).
         (
             ["lambda"],
             Passage("Expressions", "Lambdas", "Small anonymous functions.", 0.9),
-            {"coverage": 1.0, "title": HEADING_SHARE, "proximity": 0.0, "lexical": 0.9},
+            {"coverage": 1.0, "title": HEADING_SHARE, "proximity": 0.0, "phrase": 0.0, "lexical": 0.9},
+        ),
+        # A question of one term: its title holding it is the phrase.
+        (
+            ["lambda"],
+            Passage("Lambdas", "", "Small anonymous functions.", 0.9),
+            {"coverage": 1.0, "title": 1.0, "proximity": 0.0, "phrase": 1.0, "lexical": 0.9},
         ),
         # Nothing in common.
         (
             ["zebra"],
             Passage("Horses", "", "Horses graze.", 0.0),
-            {"coverage": 0.0, "title": 0.0, "proximity": 0.0, "lexical": 0.0},
+            {"coverage": 0.0, "title": 0.0, "proximity": 0.0, "phrase": 0.0, "lexical": 0.0},
         ),
     ],
 )
 def test_components(terms: list[str], passage: Passage, expected: dict[str, float]) -> None:
     assert RERANKER.components(terms, passage) == pytest.approx(expected)
     combined = (
-        expected["coverage"] * (WEIGHTS["coverage"] + WEIGHTS["proximity"] * expected["proximity"])
+        expected["coverage"]
+        * (
+            WEIGHTS["coverage"]
+            + WEIGHTS["proximity"] * expected["proximity"]
+            + WEIGHTS["phrase"] * expected["phrase"]
+        )
         + WEIGHTS["title"] * expected["title"]
     )
     assert score(terms, passage) == pytest.approx(combined)
@@ -116,6 +154,35 @@ def test_rare_terms_weigh_more_than_common_ones() -> None:
     assert score(terms, rare, weights) > 0.4 > 0.1 > score(terms, common, weights)
     # Unweighted, the two terms would count alike.
     assert score(terms, rare) == pytest.approx(score(terms, common), abs=0.01)
+
+
+def test_the_page_whose_title_names_the_question_outranks_a_broader_page_with_its_words() -> None:
+    """'How does the for statement work?': the page titled so comes first, not the page on every
+    compound statement whose section on `async for` holds both words side by side under a heading
+    that says them too (demo corpus, bench/relevance_labeled.jsonl)."""
+    question = "How does the for statement work?"
+    terms = query_terms(question)
+    weights = term_weights(question, terms, {"for": 120, "statement": 200}, 650)
+    assert weights["statement"] < weights["for"]  # "statement" names the kind of the subject
+    broad = Passage(
+        "Compound statements",
+        'The "async for" statement',
+        "An async for statement allows convenient iteration over asynchronous iterables.",
+        1.0,
+    )
+    own = Passage(
+        "The for statement",
+        'The "for" statement',
+        "It is used to iterate over the elements of a sequence; for each item the suite is executed once.",
+        0.8,
+    )
+    assert RERANKER.components(terms, own, weights)["phrase"] == 1.0
+    assert RERANKER.components(terms, broad, weights)["phrase"] == 0.0
+    assert score(terms, own, weights) > score(terms, broad, weights)
+    # Without the phrase part, the broad page would come first.
+    parts = {p: RERANKER.components(terms, p, weights) for p in (own, broad)}
+    without = {p: combine({**c, "phrase": 0.0}) / (1 - WEIGHTS["phrase"]) for p, c in parts.items()}
+    assert without[broad] > without[own]
 
 
 def test_a_term_the_corpus_never_uses_counts_fully_against_every_passage() -> None:
