@@ -51,6 +51,15 @@ PANELS = "admin/answers/answer/trail/"
 TRACE_COLUMNS = ("title", "document_id", "chunk_id", "score", "lexical_score")
 
 
+def _copy_title(entry: dict[str, Any]) -> str:
+    """A cut entry's title; for a copy, with the document and chunk kept in its place."""
+    title = str(entry.get("title", EMPTY))
+    same_as = entry.get("same_as")
+    if not isinstance(same_as, dict):
+        return title
+    return f"{title} (same as chunk {same_as.get('chunk_id')} of document {same_as.get('document_id')})"
+
+
 def _annotation(obj: Answer, name: str) -> Any:
     return getattr(obj, name)
 
@@ -310,7 +319,7 @@ class AnswerAdmin(_AnswerAdminBase):
             (
                 heading,
                 [
-                    [str(e.get(name, EMPTY)) for name in TRACE_COLUMNS]
+                    [_copy_title(e) if name == "title" else str(e.get(name, EMPTY)) for name in TRACE_COLUMNS]
                     for e in trace.get(key, []) or []
                     if isinstance(e, dict)
                 ],
@@ -318,6 +327,10 @@ class AnswerAdmin(_AnswerAdminBase):
             for key, heading in (
                 ("cut_by_threshold", "Cut by the threshold (score below min score)"),
                 ("cut_by_cap", "Cut by the entity cap (beyond max sources)"),
+                (
+                    "cut_as_copy",
+                    "Cut as a copy (the same passage, kept from the document with fewest chunks)",
+                ),
             )
         ]
         return _panel(

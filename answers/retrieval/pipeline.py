@@ -19,8 +19,10 @@ What the numbers mean (all in 0..1):
 Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks (in its
 order, rarity-aware on both: bm25 on SQLite, the rarity-weighted terms held on
 PostgreSQL, see backends.PostgresFullTextBackend); each is
-scored; chunks under the threshold are cut; chunks are grouped by document
-and documents ordered by their best chunk's score; the first `max_sources`
+scored; a passage several documents hold word for word (a section that is also a
+page of its own) is kept once, in the smallest of them, the document most about
+it (the other copies are cut, `cut_as_copy`); chunks under the threshold are cut;
+chunks are grouped by document and documents ordered by their best chunk's score; the first `max_sources`
 documents are kept (the rest are cut by the cap), each once, with its best
 chunks (in reading order) as its excerpt; they are numbered 1..N.
 
@@ -33,9 +35,12 @@ The trace (JSON-ready, for QA) records all of it:
      "kept": [{"number", "document_id", "title", "chunk_ids", "score", "lexical_score"}],
      "cut_by_threshold": [{"document_id", "title", "chunk_id", "score", "lexical_score"}],
      "cut_by_cap": [{"document_id", "title", "chunk_id", "score", "lexical_score"}],
+     "cut_as_copy": [{"document_id", "title", "chunk_id", "score", "lexical_score",
+                      "same_as": {"document_id", "chunk_id"}}],
      "timings_ms": {"search", "rerank"}}
 
-`cut_by_cap` lists each capped document once, with its best chunk.
+`cut_by_cap` lists each capped document once, with its best chunk; `cut_as_copy` each
+copy cut, with the chunk kept in its place (`same_as`), whatever its score.
 
 Hybrid retrieval (ANSWERS_EMBEDDINGS=openai): the question's embedding is requested in
 a thread while the lexical engine searches (`embed` is its own time, `embed_wait` what
@@ -70,8 +75,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Count
 
 from answers.conf import RERANKERS, conf
+from answers.models import Chunk
 from answers.plugins import plugin_class
 from answers.retrieval import dense
 from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, readable_candidates
@@ -216,6 +223,36 @@ def _hybrid(
     return Hybrid([by_id[f.key] for f in kept], similarity, fusion)
 
 
+def _one_copy_each(scored: list[Scored]) -> tuple[list[Scored], list[tuple[Scored, Scored]]]:
+    """Each passage once: of the candidates whose text several documents hold word for word,
+    only those of the document with the fewest chunks stay (the page of its own, not the page
+    that gathers it with others; then the better score, then the earlier candidate).
+
+    Returns the candidates kept, in their order, and each copy cut with the candidate kept
+    in its place.
+    """
+    groups: dict[str, list[int]] = {}
+    for index, item in enumerate(scored):
+        groups.setdefault(" ".join(item.candidate.text.split()), []).append(index)
+    shared = [g for g in groups.values() if len({scored[i].candidate.document_id for i in g}) > 1]
+    if not shared:
+        return scored, []
+    documents = {scored[i].candidate.document_id for g in shared for i in g}
+    sizes = dict(
+        Chunk.objects.filter(document_id__in=documents)
+        .values("document_id")
+        .annotate(chunks=Count("id"))
+        .values_list("document_id", "chunks")
+    )
+    cut: dict[int, int] = {}  # index of a copy cut -> index of the candidate kept in its place
+    for group in shared:
+        keep = min(group, key=lambda i: (sizes.get(scored[i].candidate.document_id, 0), -scored[i].score, i))
+        home = scored[keep].candidate.document_id
+        cut.update((i, keep) for i in group if scored[i].candidate.document_id != home)
+    kept = [item for index, item in enumerate(scored) if index not in cut]
+    return kept, [(scored[i], scored[keep]) for i, keep in sorted(cut.items())]
+
+
 def _excerpt(chunks: list[Scored]) -> tuple[str, list[int]]:
     """The document's best chunks (by score), shown in reading order."""
     chosen = [chunks[0]]
@@ -257,6 +294,7 @@ def retrieve(
         "kept": [],
         "cut_by_threshold": [],
         "cut_by_cap": [],
+        "cut_as_copy": [],
         "withheld": 0,
         "timings_ms": {"search": 0.0, "rerank": 0.0},
     }
@@ -318,6 +356,13 @@ def retrieve(
         Scored(c, lex, _round(min(1.0, max(0.0, s))))
         for c, lex, s in zip(candidates, lexical, scores, strict=True)
     ]
+    scored, copies = _one_copy_each(scored)
+    for copy, kept_instead in copies:
+        same_as = {
+            "document_id": kept_instead.candidate.document_id,
+            "chunk_id": kept_instead.candidate.chunk_id,
+        }
+        trace["cut_as_copy"].append({**_entry(copy, fusion), "same_as": same_as})
     # Ties keep the candidates' order: the engine's (best first), or the fused one.
     ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, pair[0]))
     trace["timings_ms"]["rerank"] = _round((time.perf_counter() - reranking) * 1000)

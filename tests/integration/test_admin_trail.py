@@ -186,3 +186,27 @@ def test_the_hybrid_retrieval_panel_escapes_what_the_trace_carries(admin_client,
     assert (
         "lexical retrieval alone: server said &lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
     )
+
+
+def test_the_retrieval_panel_names_where_a_copied_passage_was_kept(admin_client, make_document):
+    """A passage two documents hold is one source; QA sees the copy cut and the chunk kept instead."""
+    section = "# Basic customization\n\nThe zebra method initialises a new instance after it is created.\n"
+    gathering = make_document(
+        title="Special <method> names", body=section + "\n# Other\n\nUnrelated words.\n"
+    )
+    own_page = make_document(title="Basic customization", body=section)
+    response = admin_client.post(
+        "/api/answers/", {"question": "What does the zebra method do?"}, content_type="application/json"
+    )
+    answer = Answer.objects.get(id=response.json()["id"])
+    (copy,) = answer.retrieval_trace["cut_as_copy"]
+    kept_chunk = copy["same_as"]["chunk_id"]
+    assert [s.document_id for s in answer.sources.all()] == [own_page.id]
+
+    html = page(admin_client, answer)
+
+    assert "Cut as a copy (the same passage, kept from the document with fewest chunks) — 1" in html
+    assert (
+        f"<td>Special &lt;method&gt; names (same as chunk {kept_chunk} of document {own_page.id})</td>"
+        f"<td>{gathering.id}</td><td>{copy['chunk_id']}</td>"
+    ) in html

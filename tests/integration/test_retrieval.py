@@ -122,6 +122,48 @@ def test_trace_is_json_and_accounts_for_every_candidate(demo_corpus: list[Docume
     assert kept_chunks + len(trace["cut_by_threshold"]) <= trace["candidates"]
     for entry in trace["cut_by_threshold"] + trace["cut_by_cap"]:
         assert set(entry) == {"document_id", "title", "chunk_id", "score", "lexical_score"}
+    for entry in trace["cut_as_copy"]:
+        assert set(entry) == {"document_id", "title", "chunk_id", "score", "lexical_score", "same_as"}
+
+
+INIT_SECTION = (
+    "# Basic customization\n\n"
+    "The zebra method initialises a new instance after it is created. Its arguments are those "
+    "passed to the class constructor expression.\n"
+)
+NUMBERS_SECTION = (
+    "# Emulating numbers\n\nThe okapi methods implement the binary arithmetic operations of a numeric type.\n"
+)
+
+
+def test_a_passage_two_documents_hold_is_one_source_from_the_smaller(make_document: MakeDocument) -> None:
+    """A section that is also a page of its own is cited from that page, once (not twice, one excerpt
+    under two numbers)."""
+    gathering = make_document(title="Special method names", body=INIT_SECTION + "\n" + NUMBERS_SECTION)
+    own_page = make_document(title="Basic customization", body=INIT_SECTION)
+    result = retrieve("What does the zebra method do?", min_score=0.0, max_sources=5)
+    assert result.sources[0].document_id == own_page.id
+    assert [s.excerpt.count("initialises a new instance") for s in result.sources] == [1] + [0] * (
+        len(result.sources) - 1
+    )  # the gathering page may still come, by its other section
+    (copy,) = result.trace["cut_as_copy"]
+    kept_chunk = result.trace["kept"][0]["chunk_ids"][0]
+    assert copy["document_id"] == gathering.id
+    assert copy["same_as"] == {"document_id": own_page.id, "chunk_id": kept_chunk}
+    assert Chunk.objects.get(id=copy["chunk_id"]).text == Chunk.objects.get(id=kept_chunk).text
+    # What only the gathering page holds is still found there.
+    okapi = retrieve("What do the okapi methods implement?", min_score=0.0, max_sources=5)
+    assert okapi.sources[0].document_id == gathering.id
+
+
+def test_demo_questions_on_a_section_that_is_also_a_page_cite_that_page_first(
+    demo_corpus: list[Document],
+) -> None:
+    """The demo's pages on special methods, compound statements and the execution model gather
+    sections that are pages of their own too (held-out sets of bench/, relevance)."""
+    assert _keys("What does the __init__ method do?")[0] == "pydoc:customization"
+    assert _keys("How does the async for statement work?")[0] == "pydoc:async"
+    assert "pydoc:specialnames" not in _keys("What does the __init__ method do?")[:1]
 
 
 SYNTAX_QUESTIONS = [

@@ -49,7 +49,11 @@ def dense_panel(trace: Mapping[str, Any]) -> DensePanel:
         chunk_ids = entry.get("chunk_ids")
         for chunk_id in chunk_ids if isinstance(chunk_ids, list) else []:
             outcome[chunk_id] = f"source {entry.get('number')}"
-    for key, label in (("cut_by_threshold", "cut by threshold"), ("cut_by_cap", "cut by cap")):
+    for key, label in (
+        ("cut_by_threshold", "cut by threshold"),
+        ("cut_by_cap", "cut by cap"),
+        ("cut_as_copy", "cut as a copy"),
+    ):
         for entry in _entries(trace, key):
             titles.setdefault(entry.get("document_id"), str(entry.get("title", "")))
             outcome.setdefault(entry.get("chunk_id"), label)
