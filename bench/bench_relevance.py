@@ -274,7 +274,19 @@ def _dense_records(
             status = result.trace.get("dense", {})
             if status.get("status") != "used":  # e.g. PostgreSQL without pgvector
                 return None, f"dense retrieval not used ({status.get('reason') or status})"
-            out.append([(keys[title], lx, dn) for title, lx, dn in recording.seen])
+            # The reranker saw the candidates in fused order; a copy retrieval cut (one passage,
+            # one source) is left out, as the pipeline leaves it out of the documents' order.
+            fused = [entry["chunk_id"] for entry in result.trace["fusion"]]
+            if len(fused) != len(recording.seen):
+                raise SystemExit("the fusion trace and the reranker's candidates disagree")
+            copies = {entry["chunk_id"] for entry in result.trace["cut_as_copy"]}
+            out.append(
+                [
+                    (keys[title], lx, dn)
+                    for chunk_id, (title, lx, dn) in zip(fused, recording.seen, strict=True)
+                    if chunk_id not in copies
+                ]
+            )
     return out, ""
 
 
