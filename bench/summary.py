@@ -18,6 +18,7 @@ HELD_OUT_SETS = (
     ("heldout2", "second held-out set"),
     ("heldout3", "third held-out set"),
     ("heldout4", "fourth held-out set"),
+    ("heldout5", "fifth held-out set"),
 )
 
 

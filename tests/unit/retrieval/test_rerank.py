@@ -64,6 +64,8 @@ def literal_phrase(stems: list[str], title: str) -> float:
     words = [stem(w) for w in tokenize(title) if w not in STOPWORDS]
     if len(stems) == 1:
         return float(stems[0] in words)
+    if words and all(w in stems for w in words):
+        return 1.0
     for i in range(len(stems) - 1):
         for j in range(len(words) - 1):
             if (stems[i], stems[i + 1]) == (words[j], words[j + 1]):
@@ -91,11 +93,18 @@ def score(terms: list[str], passage: Passage, weights: dict[str, float] | None =
             Passage("Code Objects", "", "CPython compiles code into objects.", 0.7),
             {"coverage": 1.0, "title": 2 / 3, "proximity": 0.5, "phrase": 1.0, "lexical": 0.7},
         ),
-        # Both words in the title, but not as the question writes them: no phrase.
+        # Both words in the title, but not as the question writes them, and a third word the
+        # question does not hold: no phrase.
         (
             ["code", "object"],
-            Passage("Objects of code", "", "An object holds code.", 0.7),
+            Passage("Objects of compiled code", "", "An object holds code.", 0.7),
             {"coverage": 1.0, "title": 1.0, "proximity": 1 / 2, "phrase": 0.0, "lexical": 0.7},
+        ),
+        # A title all of whose words the question holds names its subject, side by side or not.
+        (
+            ["difference", "comparisons"],
+            Passage("Comparisons", "", "Comparisons yield boolean values; note the difference.", 0.6),
+            {"coverage": 1.0, "title": 0.5, "proximity": 1 / 6, "phrase": 1.0, "lexical": 0.6},
         ),
         # Plurals and -ing forms match their stems; two terms in a window of four words: 1 / 3.
         (
