@@ -31,12 +31,16 @@ PASSAGE = (
     + "Nested functions see enclosing names. "
     * 4
 )
+# The second copy marks its emphasis up the other way: the same passage to a reader, not
+# the same text (a copy word for word is one source already, kept from one document:
+# answers/retrieval/pipeline.py, "cut_as_copy").
+PASSAGE_RETYPED = PASSAGE.replace("*global*", "_global_").replace("**excluding**", "__excluding__")
 GLOBAL_DOCS = [
     SeedDocument(
         key="https://example.org/exec", title="Execution model", url="https://example.org/exec", body=PASSAGE
     ),
     SeedDocument(
-        key="https://example.org/naming", title="Naming and binding", url="/docs/naming", body=PASSAGE
+        key="https://example.org/naming", title="Naming and binding", url="/docs/naming", body=PASSAGE_RETYPED
     ),
 ]
 GLOBAL_QUESTION = "What does a global statement bind at module level?"
