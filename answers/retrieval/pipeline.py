@@ -18,13 +18,13 @@ What the numbers mean (all in 0..1):
 
 Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks (in its
 order, rarity-aware on both: bm25 on SQLite, the rarity-weighted terms held on
-PostgreSQL, see backends.PostgresFullTextBackend); each is
-scored; a passage several documents hold word for word (a section that is also a
-page of its own) is kept once, in the smallest of them, the document most about
-it (the other copies are cut, `cut_as_copy`); chunks under the threshold are cut;
-chunks are grouped by document and documents ordered by their best chunk's score; the first `max_sources`
-documents are kept (the rest are cut by the cap), each once, with its best
-chunks (in reading order) as its excerpt; they are numbered 1..N.
+PostgreSQL, see backends.PostgresFullTextBackend); each is scored; a passage
+several documents hold word for word (a section that is also a page of its own)
+is kept once, in the smallest of them, the document most about it (the other
+copies are cut, `cut_as_copy`); chunks under the threshold are cut; chunks are
+grouped by document and documents ordered by their best chunk's score; the first
+`max_sources` documents are kept (the rest are cut by the cap), each once, with
+its best chunks (in reading order) as its excerpt; they are numbered 1..N.
 
 The trace (JSON-ready, for QA) records all of it:
 

@@ -39,11 +39,10 @@ candidate's, for the trail; it is not in the score: passages that score alike
 keep the engine's order.)
 
 Every part is at most `coverage` (a title match is a match; proximity and phrase are
-scaled by it), so **a score never
-exceeds the weighted share of the question the passage covers**: 0.8 means "at
-least 80 % of what the question is about, by rarity, is in this passage", and a
-passage missing a term that carries half the question's weight scores at most 0.5
-however often it repeats the other half. A passage holding every term in its body
+scaled by it), so **a score never exceeds the weighted share of the question the
+passage covers**: 0.8 means "at least 80 % of what the question is about, by rarity,
+is in this passage", and a passage missing a term that carries half the question's
+weight scores at most 0.5 however often it repeats the other half. A passage holding every term in its body
 scores 0.47 to 0.60; with them in its title too, up to 1.0. ANSWERS_MIN_SCORE
 (default 0.25, answers.conf.MIN_SCORE_DEFAULT: the lowest threshold at which 90 %
 of the labeled off-topic questions of bench/relevance_labeled.jsonl retrieve
@@ -87,10 +86,10 @@ top-5, labeled set on SQLite (held out: the five sets' paraphrase top-5):
 DENSE_WEIGHT is the largest weight that keeps the three aims on the labeled set
 (off-topic declined >= 90 %, on-topic right first >= 95 %, paraphrase top-5 no lower
 than lexical alone), as ANSWERS_MIN_SCORE is the lowest threshold that declines 90 %:
-0.35 (at the threshold 0.30 chosen before the title-phrase part, it was 0.5; before the
-name rule, 0.75 declined 84 % of the labeled off-topic questions). With this model a near miss that
-names nothing ("What is a string quartet?", "What is string theory in physics?") is
-as similar to a page as a paraphrase is; a larger weight finds more paraphrases and
+0.35 (at the threshold 0.30 chosen before the title-phrase part, it was 0.5; before
+the name rule, 0.75 declined 84 % of the labeled off-topic questions). With this model
+a near miss that names nothing ("What is a string quartet?", "What is string theory in
+physics?") is as similar to a page as a paraphrase is; a larger weight finds more paraphrases and
 answers more of those. A site whose model tells near misses apart raises the weight;
 run the benchmark with that model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
 """
