@@ -19,6 +19,7 @@ HELD_OUT_SETS = (
     ("heldout3", "third held-out set"),
     ("heldout4", "fourth held-out set"),
     ("heldout5", "fifth held-out set"),
+    ("heldout6", "sixth held-out set"),
 )
 
 
