@@ -630,7 +630,7 @@ def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
         "| database | dense weight | threshold | off-topic declined | precision of declines "
         "| on-topic right first | paraphrase top-5 | lowest threshold declining 90 % "
         "| held out: off-topic declined / right first / paraphrase top-5 "
-        "(first set; second; third; fourth; fifth) |",
+        f"(sets 1 to {len(HELDOUT_SETS)}, in order) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
 
