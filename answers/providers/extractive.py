@@ -19,6 +19,7 @@ from answers.retrieval.query import (
     STOPWORDS,
     WEAK_TERM_WEIGHT,
     WEAK_TERMS,
+    kind_nouns,
     quarter_terms,
     query_terms,
     stem,
@@ -227,7 +228,10 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
        then its best others holding one, PRIMARY_SENTENCES in all.
     3. While some question term is still uncovered, the other sources in rank order each
        give their best sentence holding an uncovered term: a second source only when it
-       adds terms the first lacked. It stops as soon as every term is covered.
+       adds terms the first lacked. It stops as soon as every term is covered. The noun naming
+       the kind of the subject (query.kind_nouns: "operator" in "the shift operator") is
+       not sought from further sources: "What does the shift operator << do?" is answered
+       from Shifting operations alone, not also with a sentence on `&` for its "operator".
     Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
     _clean). When no sentence holds a question term the answer says so without any
     marker, so finalize keeps every retrieved source (its fallback) rather than
@@ -288,10 +292,13 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
         if any(_jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in chosen):
             continue
         take(s)
+    # A further source must add a term the question is about: the noun naming the kind of its
+    # subject ("operator" in "the shift operator", query.kind_nouns) is matched, never sought.
+    sought = (eligible - {stem(noun) for noun in kind_nouns(question)}) or eligible
     for number in sorted(by_source):
-        if number == primary or covered(have) >= 1.0 or len(chosen) >= MAX_SENTENCES:
+        if number == primary or not sought - have or len(chosen) >= MAX_SENTENCES:
             continue
-        adding = [s for s in by_source[number] if (s.terms & eligible) - have]
+        adding = [s for s in by_source[number] if (s.terms & sought) - have]
         if not adding:
             continue
         best = max(adding, key=lambda s: (covered((s.terms & weights.keys()) - have), merit(s), -s.position))

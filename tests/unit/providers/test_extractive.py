@@ -139,6 +139,33 @@ async def test_a_second_source_is_cited_only_when_it_adds_terms_the_first_lacked
     assert "yield" in answer.split("[1]")[-1].lower()
 
 
+@pytest.mark.parametrize(
+    ("question", "keys"),
+    [
+        # "operator" names the kind of thing asked about: the bitwise page's "The & operator
+        # yields ..." holds it, and says nothing about shifting.
+        ("What does the shift operator << do?", ("shifting", "operator-summary", "bitwise")),
+        # "statement": the break page's sentence on `finally` holds it (and "pass", as a verb).
+        ("What is the pass statement for?", ("pass", "compound", "break")),
+    ],
+)
+async def test_the_noun_naming_the_subjects_kind_brings_in_no_further_source(
+    question: str, keys: tuple[str, ...]
+) -> None:
+    answer = await _answer(question, _sources(*keys))
+    assert _cited(answer) == {1}
+    # The same question with the kind left out of the page's title still reads from the page.
+    assert answer.startswith(compose_answer(question, _sources(keys[0])).split(" [1]")[0])
+
+
+async def test_a_how_to_questions_verb_is_still_sought_from_a_further_source() -> None:
+    # "remove" counts a quarter in retrieval (the verb of a how-to question), but it is what the
+    # reader asks about: the del statement's page, which says how a binding is removed, is quoted.
+    answer = await _answer("How do I remove a name binding?", _sources("naming", "del"))
+    assert _cited(answer) == {1, 2}
+    assert "removes the binding" in answer
+
+
 async def test_it_stops_when_the_question_terms_are_covered() -> None:
     # The lambdas page mentions "yield" too, but pass + yield already cover the question.
     sources = _sources("pass", "yield", "lambda")
