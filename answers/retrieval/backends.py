@@ -8,13 +8,14 @@ quoted term at a time.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from answers.retrieval.query import MatchPlan, capped_rarity, fts5_match, fts5_quote, plan_match
+from answers.retrieval.query import MatchPlan, capped_rarity, fts5_match, fts5_quote, held_weight, plan_match
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,25 @@ def _candidates(rows: list[tuple[int, int, int, str, str, str, str, float]]) -> 
 
 
 class SqliteFts5Backend:
-    """FTS5 external-content table; `rank` is bm25 weighted title 10 : heading 4 : text 1."""
+    """FTS5 external-content table; `rank` is bm25 weighted title 10 : heading 4 : text 1.
+
+    Candidates are ordered by the rule PostgreSQL's are (PostgresFullTextBackend): the
+    rarity-weighted sum of the question's terms a chunk holds first, the engine's score
+    (bm25, divided by the best match's) breaking ties. bm25 alone under-ranks a chunk that
+    holds what the question is about when the question's words are common: for "How does
+    the for statement work?" every chunk of every page titled "The ... statement" outranks
+    the for statement's own opening section, which then never reached the reranker (only
+    its last section did, and the answer quoted that). FTS5 cannot weigh terms per row, so
+    bm25's best `rescored` x limit matches are fetched and ordered here (query.held_weight).
+    """
 
     name = "sqlite-fts5"
     # A term in at least this many chunks is common (see query.MatchPlan).
     common_term_docs = 2000
     # When every term is common, bm25 is computed for at most this many matching rows.
     max_ranked_matches = 10000
+    # bm25's best rescored x limit matches are ordered by the terms they hold (class docstring).
+    rescored = 2
 
     def doc_counts(self, terms: list[str]) -> dict[str, int]:
         """How many chunks hold each term, counted only up to common_term_docs (cheap in FTS5)."""
@@ -111,7 +124,7 @@ class SqliteFts5Backend:
                 FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s
                 ORDER BY rank LIMIT %s
             """
-            params = [fts5_match(terms, plan), limit]
+            params = [fts5_match(terms, plan), limit * self.rescored]
         sql = f"""
             SELECT {_COLUMNS}, m.score
             FROM ({inner}) AS m
@@ -121,8 +134,27 @@ class SqliteFts5Backend:
             LIMIT %s
         """  # noqa: S608 - only constant SQL fragments are interpolated
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*params, limit])
-            return SearchResult(_candidates(cursor.fetchall()), plan, counts, total)
+            cursor.execute(sql, [*params, limit * self.rescored])
+            matches = _candidates(cursor.fetchall())
+        return SearchResult(self._by_terms_held(matches, terms, counts, total)[:limit], plan, counts, total)
+
+    @staticmethod
+    def _by_terms_held(
+        matches: list[Candidate], terms: list[str], counts: dict[str, int], total: int
+    ) -> list[Candidate]:
+        """The matches ordered by the rarity-weighted terms they hold, then bm25 (class docstring);
+        each one's raw score is that sum plus its bm25 divided by the best match's, as on PostgreSQL."""
+        rarities = {t: capped_rarity(counts.get(t, 0), total) for t in terms}
+        best = max((c.raw_score for c in matches), default=0.0)
+        rescored = [
+            dataclasses.replace(
+                c,
+                raw_score=held_weight(rarities, c.title, c.heading, c.text)
+                + (c.raw_score / best if best > 0 else 0.0),
+            )
+            for c in matches
+        ]
+        return sorted(rescored, key=lambda c: (-c.raw_score, c.chunk_id))
 
 
 class PostgresFullTextBackend:

@@ -2,10 +2,11 @@
 
 What the numbers mean (all in 0..1):
 
-- `lexical_score`: the search engine's score (bm25 on SQLite; on PostgreSQL the
-  rarity-weighted sum of the terms held plus ts_rank_cd normalised to 0..1)
-  divided by the best candidate's score for the same question: 1.0 is the
-  strongest lexical match among the candidates, 0.5 half as strong.
+- `lexical_score`: the search engine's score (on both, the rarity-weighted sum of
+  the terms held plus the engine's own score in 0..1: bm25 divided by the best
+  match's on SQLite, ts_rank_cd on PostgreSQL) divided by the best candidate's
+  score for the same question: 1.0 is the strongest lexical match among the
+  candidates, 0.5 half as strong.
 - `score`: the reranker's combination (see answers.retrieval.rerank) of the
   question's informative terms the passage covers, weighted by their rarity in
   the corpus (a term the corpus never uses counts fully against every passage,
@@ -16,9 +17,9 @@ What the numbers mean (all in 0..1):
   compared with (kept when score >= min_score); when no candidate reaches it, the
   sources are empty.
 
-Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks (in its
-order, rarity-aware on both: bm25 on SQLite, the rarity-weighted terms held on
-PostgreSQL, see backends.PostgresFullTextBackend); each is scored; a passage
+Order of the steps: the engine returns up to CANDIDATE_LIMIT chunks (one order on
+both: the rarity-weighted terms held, then the engine's score; on SQLite among
+bm25's best 2 x CANDIDATE_LIMIT matches, see backends); each is scored; a passage
 several documents hold word for word (a section that is also a page of its own)
 is kept once, in the smallest of them, the document most about it (the other
 copies are cut, `cut_as_copy`); chunks under the threshold are cut; chunks are

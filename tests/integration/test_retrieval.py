@@ -7,7 +7,9 @@ import json
 import pytest
 from django.db import connection
 
+from answers.conf import conf
 from answers.models import Chunk, Document
+from answers.providers.extractive import compose_answer
 from answers.retrieval.backends import backend_for
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.pipeline import retrieve as retrieve_with
@@ -240,6 +242,18 @@ def test_the_engine_offers_the_chunk_holding_the_rare_term_before_one_repeating_
     found = backend.search(query_terms("How do I descale a kettle?"), limit=1)
     by_id = dict(Document.objects.values_list("id", "key"))
     assert [by_id[c.document_id] for c in found.candidates] == ["descale"]
+
+
+def test_a_page_the_question_names_is_excerpted_from_its_opening_section(demo_corpus: list[Document]) -> None:
+    """Both engines offer the chunks that hold what the question is about (backends): on SQLite,
+    bm25 alone let every page titled "The ... statement" crowd out the for statement's opening
+    section, so the Sources list (and the offline answer) quoted only its last one, on names
+    left over after the loop."""
+    question = "How does the for statement work?"
+    first = retrieve(question, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES).sources[0]
+    assert first.title == "The for statement"
+    assert first.excerpt.startswith('The "for" statement is used to iterate over the elements of a sequence')
+    assert compose_answer(question, [first]).startswith('The "for" statement is used to iterate')
 
 
 def test_document_without_safe_url_has_empty_url(make_document: MakeDocument) -> None:
