@@ -516,10 +516,10 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
             )
     lines += [
         "",
-        "Before: the old scorer and query terms over the candidates today's engines return (PostgreSQL "
-        "orders them by the rarity of the terms they hold, answers/retrieval/backends.py, which helps the "
-        "old scorer there too), every copy of a passage kept (one passage, one source came with issue 29; "
-        "with it, the old scorer would put one more labeled paraphrase in the first five on SQLite).",
+        "Before: the old scorer and query terms over the candidates today's engines return (both order "
+        "them by the rarity of the terms they hold, answers/retrieval/backends.py, which helps the old "
+        "scorer too), every copy of a passage kept (one passage, one source came with issue 29; with it, "
+        "the old scorer would put one more labeled paraphrase in the first five on SQLite).",
     ]
     for key, path, how in HELDOUT_SETS:
         held = labeled(path)
