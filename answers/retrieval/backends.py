@@ -8,14 +8,14 @@ quoted term at a time.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 
-from answers.retrieval.query import MatchPlan, capped_rarity, fts5_match, fts5_quote, held_weight, plan_match
+from answers.retrieval.query import MatchPlan, capped_rarity, fts5_match, fts5_quote, plan_match
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,9 @@ class SqliteFts5Backend:
     holds what the question is about when the question's words are common: for "How does
     the for statement work?" every chunk of every page titled "The ... statement" outranks
     the for statement's own opening section, which then never reached the reranker (only
-    its last section did, and the answer quoted that). FTS5 cannot weigh terms per row, so
-    bm25's best `rescored` x limit matches are fetched and ordered here (query.held_weight).
+    its last section did, and the answer quoted that). FTS5 cannot weigh terms in its rank, so
+    bm25's best `rescored` x limit matches are ordered here, each term looked up in the index
+    for those rows (the engine's own matching, as PostgreSQL's `@@`).
     """
 
     name = "sqlite-fts5"
@@ -125,36 +126,53 @@ class SqliteFts5Backend:
                 ORDER BY rank LIMIT %s
             """
             params = [fts5_match(terms, plan), limit * self.rescored]
-        sql = f"""
-            SELECT {_COLUMNS}, m.score
-            FROM ({inner}) AS m
-            JOIN answers_chunk AS c ON c.id = m.id
-            JOIN answers_document AS d ON d.id = c.document_id
-            ORDER BY m.score DESC, c.id
-            LIMIT %s
-        """  # noqa: S608 - only constant SQL fragments are interpolated
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*params, limit * self.rescored])
-            matches = _candidates(cursor.fetchall())
-        return SearchResult(self._by_terms_held(matches, terms, counts, total)[:limit], plan, counts, total)
+            cursor.execute(
+                f"SELECT m.id, m.score FROM ({inner}) AS m ORDER BY m.score DESC, m.id LIMIT %s",  # noqa: S608
+                [*params, limit * self.rescored],
+            )  # only constant SQL fragments are interpolated
+            matches = [(int(i), float(score)) for i, score in cursor.fetchall()]
+            best = self._by_terms_held(cursor, matches, terms, counts, total)[:limit]
+            if not best:
+                return SearchResult([], plan, counts, total)
+            marks = ", ".join(["%s"] * len(best))
+            cursor.execute(
+                f"SELECT {_COLUMNS} FROM answers_chunk AS c"  # noqa: S608 - constant fragments only
+                f" JOIN answers_document AS d ON d.id = c.document_id WHERE c.id IN ({marks})",
+                [i for i, _ in best],
+            )
+            rows = {row[0]: row for row in cursor.fetchall()}
+        found = _candidates([(*rows[i], score) for i, score in best if i in rows])
+        return SearchResult(found, plan, counts, total)
 
     @staticmethod
     def _by_terms_held(
-        matches: list[Candidate], terms: list[str], counts: dict[str, int], total: int
-    ) -> list[Candidate]:
-        """The matches ordered by the rarity-weighted terms they hold, then bm25 (class docstring);
-        each one's raw score is that sum plus its bm25 divided by the best match's, as on PostgreSQL."""
-        rarities = {t: capped_rarity(counts.get(t, 0), total) for t in terms}
-        best = max((c.raw_score for c in matches), default=0.0)
-        rescored = [
-            dataclasses.replace(
-                c,
-                raw_score=held_weight(rarities, c.title, c.heading, c.text)
-                + (c.raw_score / best if best > 0 else 0.0),
+        cursor: CursorWrapper,
+        matches: list[tuple[int, float]],
+        terms: list[str],
+        counts: dict[str, int],
+        total: int,
+    ) -> list[tuple[int, float]]:
+        """(chunk id, raw score) of the matches, ordered by the rarity-weighted terms each holds (as
+        FTS5 matches them, one query a term over these rows), then bm25 (class docstring); the raw
+        score is that sum plus bm25 divided by the best match's, as PostgreSQL's is."""
+        if not matches:
+            return []
+        ids = [i for i, _ in matches]
+        marks = ", ".join(["%s"] * len(ids))
+        held = dict.fromkeys(ids, 0.0)
+        for term in dict.fromkeys(terms):
+            cursor.execute(
+                "SELECT rowid FROM answers_chunk_fts"  # noqa: S608 - constant fragments only
+                f" WHERE answers_chunk_fts MATCH %s AND rowid IN ({marks})",
+                [fts5_quote(term), *ids],
             )
-            for c in matches
-        ]
-        return sorted(rescored, key=lambda c: (-c.raw_score, c.chunk_id))
+            weight = capped_rarity(counts.get(term, 0), total)
+            for (i,) in cursor.fetchall():
+                held[int(i)] += weight
+        top = max(score for _, score in matches)
+        scored = [(i, held[i] + (score / top if top > 0 else 0.0)) for i, score in matches]
+        return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
 
 
 class PostgresFullTextBackend:

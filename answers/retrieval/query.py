@@ -150,22 +150,6 @@ def holds_all(words: frozenset[str], *texts: str) -> bool:
     return all(stem(w) in held for w in words)
 
 
-def held_weight(weights: dict[str, float], *texts: str) -> float:
-    """The summed weight of the terms (`weights`, by term) the texts hold, compared by stem.
-
-    Only a word that starts like a term's stem is stemmed (STEM_KEEPS): a chunk's words are
-    tokenized once and most never reach the stemmer. SQLite's candidate order (backends).
-    """
-    by_stem: dict[str, float] = {}
-    for term, weight in weights.items():
-        key = stem(term)
-        by_stem[key] = max(by_stem.get(key, 0.0), weight)
-    heads = {key[:STEM_KEEPS] for key in by_stem}
-    words = {word for text in texts for word in tokenize(text)}
-    held = {stem(word) for word in words if word[:STEM_KEEPS] in heads}
-    return sum(weight for key, weight in by_stem.items() if key in held)
-
-
 # A weak term written before one of these words is the question's subject, not filler:
 # "the for statement", "an if clause", "the in operator", "the with block".
 SUBJECT_NOUNS = frozenset(

@@ -11,7 +11,6 @@ from answers.retrieval.english import COMMON_ENGLISH
 from answers.retrieval.query import (
     RARITY_CAP,
     absent_weight,
-    held_weight,
     holds_all,
     name_terms,
     query_terms,
@@ -73,23 +72,6 @@ def test_holds_all_reads_title_heading_and_text_by_stem(
     words: frozenset[str], texts: tuple[str, str, str], held: bool
 ) -> None:
     assert holds_all(words, *texts) is held
-
-
-@pytest.mark.parametrize(
-    ("weights", "texts", "held"),
-    [
-        ({"for": 0.5, "statement": 1.0}, ("The for statement", "", "used to iterate"), 1.5),
-        ({"for": 0.5, "statement": 1.0}, ("The while statement", "", "repeated execution"), 1.0),
-        ({"statements": 1.0}, ("", "The statement", ""), 1.0),  # by stem, in the heading too
-        ({"iterates": 2.0, "iterating": 1.5}, ("", "", "it iterates"), 2.0),  # one stem: its strongest term
-        ({"kettle": 1.0}, ("Care", "", "Descale it monthly."), 0.0),
-        ({}, ("anything", "", ""), 0.0),
-    ],
-)
-def test_held_weight_sums_the_weights_of_the_terms_the_texts_hold(
-    weights: dict[str, float], texts: tuple[str, str, str], held: float
-) -> None:
-    assert held_weight(weights, *texts) == pytest.approx(held)
 
 
 @pytest.mark.parametrize(
