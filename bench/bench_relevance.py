@@ -256,7 +256,7 @@ def _bm25_order() -> Iterator[None]:
     orders bm25's best 2 x limit matches by the terms they hold; this takes the best `limit`)."""
     from answers.retrieval.backends import SqliteFts5Backend
 
-    saved = SqliteFts5Backend.rescored, SqliteFts5Backend._by_terms_held
+    saved = SqliteFts5Backend.rescored, SqliteFts5Backend.__dict__["_by_terms_held"]  # the staticmethod
     SqliteFts5Backend.rescored = 1
     SqliteFts5Backend._by_terms_held = staticmethod(  # type: ignore[method-assign]
         lambda cursor, matches, terms, counts, total: sorted(matches, key=lambda m: (-m[1], m[0]))
