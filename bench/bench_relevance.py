@@ -259,7 +259,9 @@ def _bm25_order() -> Iterator[None]:
     saved = SqliteFts5Backend.rescored, SqliteFts5Backend.__dict__["_by_terms_held"]  # the staticmethod
     SqliteFts5Backend.rescored = 1
     SqliteFts5Backend._by_terms_held = staticmethod(  # type: ignore[method-assign]
-        lambda cursor, matches, terms, counts, total: sorted(matches, key=lambda m: (-m[1], m[0]))
+        lambda cursor, matches, terms, counts, total, every=False: sorted(
+            matches, key=lambda m: (-m[1], m[0])
+        )
     )
     try:
         yield

@@ -132,7 +132,7 @@ class SqliteFts5Backend:
                 [*params, limit * self.rescored],
             )  # only constant SQL fragments are interpolated
             matches = [(int(i), float(score)) for i, score in cursor.fetchall()]
-            best = self._by_terms_held(cursor, matches, terms, counts, total)[:limit]
+            best = self._by_terms_held(cursor, matches, terms, counts, total, every=plan.all_required)[:limit]
             if not best:
                 return SearchResult([], plan, counts, total)
             marks = ", ".join(["%s"] * len(best))
@@ -152,22 +152,26 @@ class SqliteFts5Backend:
         terms: list[str],
         counts: dict[str, int],
         total: int,
+        *,
+        every: bool = False,
     ) -> list[tuple[int, float]]:
         """(chunk id, raw score) of the matches, ordered by the rarity-weighted terms each holds (as
         FTS5 matches them, one query a term over these rows), then bm25 (class docstring); the raw
-        score is that sum plus bm25 divided by the best match's, as PostgreSQL's is."""
+        score is that sum plus bm25 divided by the best match's, as PostgreSQL's is. `every`: the
+        match required every term (query.MatchPlan.all_required), so each row holds them all and
+        the sum needs no lookup."""
         if not matches:
             return []
         ids = [i for i, _ in matches]
         marks = ", ".join(["%s"] * len(ids))
-        held = dict.fromkeys(ids, 0.0)
-        for term in dict.fromkeys(terms):
+        weights = {term: capped_rarity(counts.get(term, 0), total) for term in terms}
+        held = dict.fromkeys(ids, sum(weights.values()) if every else 0.0)
+        for term, weight in [] if every else weights.items():
             cursor.execute(
                 "SELECT rowid FROM answers_chunk_fts"  # noqa: S608 - constant fragments only
                 f" WHERE answers_chunk_fts MATCH %s AND rowid IN ({marks})",
                 [fts5_quote(term), *ids],
             )
-            weight = capped_rarity(counts.get(term, 0), total)
             for (i,) in cursor.fetchall():
                 held[int(i)] += weight
         top = max(score for _, score in matches)

@@ -154,7 +154,7 @@ async def test_the_noun_naming_the_subjects_kind_brings_in_no_further_source(
 ) -> None:
     answer = await _answer(question, _sources(*keys))
     assert _cited(answer) == {1}
-    # The same question with the kind left out of the page's title still reads from the page.
+    # It opens as the topic's page alone would have it answered.
     assert answer.startswith(compose_answer(question, _sources(keys[0])).split(" [1]")[0])
 
 
