@@ -13,7 +13,7 @@ from answers.providers.extractive import compose_answer
 from answers.retrieval.backends import backend_for
 from answers.retrieval.pipeline import retrieve
 from answers.retrieval.pipeline import retrieve as retrieve_with
-from answers.retrieval.query import fts5_match, query_terms
+from answers.retrieval.query import capped_rarity, fts5_match, holds_all, query_terms
 from answers.retrieval.rerank import LexicalOnlyReranker
 from tests.fixtures.content import MakeDocument
 
@@ -254,6 +254,30 @@ def test_a_page_the_question_names_is_excerpted_from_its_opening_section(demo_co
     assert first.title == "The for statement"
     assert first.excerpt.startswith('The "for" statement is used to iterate over the elements of a sequence')
     assert compose_answer(question, [first]).startswith('The "for" statement is used to iterate')
+
+
+def test_when_every_term_is_common_each_candidate_holds_them_all_in_the_same_order(
+    demo_corpus: list[Document], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corpus where the question's words are all common: the engine must match every term
+    (query.MatchPlan.all_required), and candidates are still ordered by the terms held, then the
+    engine's score (on SQLite without looking the terms up: each row holds them all)."""
+    backend = backend_for()
+    terms = query_terms("How does the for statement work?")
+    usual = backend.search(terms, limit=20)
+    monkeypatch.setattr(type(backend), "common_term_docs", 1)
+    found = backend.search(terms, limit=20)
+    assert found.plan.all_required
+    assert not usual.plan.all_required
+    texts = Chunk.objects.in_bulk([c.chunk_id for c in found.candidates])
+    assert found.candidates
+    both = frozenset({"for", "statement"})
+    assert all(holds_all(both, c.title, c.heading, texts[c.chunk_id].text) for c in found.candidates)
+    scores = [c.raw_score for c in found.candidates]
+    assert scores == sorted(scores, reverse=True)
+    # Each holds every term: its raw score counts all their weights, as on the usual path.
+    held = sum(capped_rarity(found.doc_counts.get(t, 0), found.total) for t in dict.fromkeys(terms))
+    assert min(scores) >= held - 1e-9
 
 
 def test_document_without_safe_url_has_empty_url(make_document: MakeDocument) -> None:
