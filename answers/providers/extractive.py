@@ -99,6 +99,17 @@ def _is_prose(block: str) -> bool:
     return code_chars <= len(tokens) * 0.35 and bool(re.search(r"([.!?][\"'”’)]*(\s|$))|:$", block))
 
 
+def _join_lines(lines: list[str]) -> str:
+    """A paragraph's lines joined by spaces, except after a line ending in a hyphenated word's
+    hyphen: wrapped text breaks "built-in" after its hyphen ("built-" / "in ..."), and the
+    paragraph reads "built-in" again, not "built- in"."""
+    text = lines[0]
+    for line in lines[1:]:
+        wrapped = len(text) > 1 and text[-1] == "-" and text[-2].isalpha() and line[:1].isalpha()
+        text += line if wrapped else " " + line
+    return text
+
+
 def _blocks(excerpt: str) -> list[str]:
     """Paragraphs of an excerpt, each a run of lines with the same indentation, whitespace collapsed."""
     blocks: list[str] = []
@@ -108,7 +119,7 @@ def _blocks(excerpt: str) -> list[str]:
         line = raw.rstrip()
         if not line.strip() or _UNDERLINE.match(line):
             if current:
-                blocks.append(" ".join(current))
+                blocks.append(_join_lines(current))
             current, indent = [], -1
             continue
         this_indent = len(line) - len(line.lstrip())
@@ -117,13 +128,13 @@ def _blocks(excerpt: str) -> list[str]:
         # A change of indentation (other than a list item's hanging indent) starts a new paragraph,
         # which keeps an indented code example from merging into the sentence before it.
         if current and (starts_item or (this_indent < indent) or (this_indent > indent + 4)):
-            blocks.append(" ".join(current))
+            blocks.append(_join_lines(current))
             current = []
         if not current:
             indent = this_indent
         current.append(stripped)
     if current:
-        blocks.append(" ".join(current))
+        blocks.append(_join_lines(current))
     return [re.sub(r"\s+", " ", _LIST_MARKER.sub("", b)).strip() for b in blocks]
 
 
@@ -225,7 +236,11 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     1. The primary source is the one whose title names most of the question (by weight),
        the better-ranked one on a tie: the document about the topic, not one mentioning it.
     2. From it, its first sentence holding a question term (a reference page defines first),
-       then its best others holding one, PRIMARY_SENTENCES in all.
+       then its best others holding one, PRIMARY_SENTENCES in all. A page whose title names
+       all the question seeks (step 3) is about it throughout: when none of its sentences
+       repeats the title's words ("Await expression" opens "Suspend the execution of
+       coroutine on an awaitable object."), its title lends them, and it is quoted from its
+       opening.
     3. While some question term is still uncovered, the other sources in rank order each
        give their best sentence holding an uncovered term: a second source only when it
        adds terms the first lacked. It stops as soon as every term is covered. The noun naming
@@ -233,7 +248,7 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
        not sought from further sources: "What does the shift operator << do?" is answered
        from Shifting operations alone, not also with a sentence on `&` for its "operator".
     Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
-    _clean). When no sentence holds a question term the answer says so without any
+    _clean). When no sentence holds a question term (nor any title lends one) the answer says so without any
     marker, so finalize keeps every retrieved source (its fallback) rather than
     pretending one of them answers.
     """
@@ -267,6 +282,18 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     for s in sentences:
         if s.terms & eligible:
             by_source.setdefault(s.source, []).append(s)
+    # A further source must add a term the question is about: the noun naming the kind of its
+    # subject ("operator" in "the shift operator", query.kind_nouns) is matched, never sought.
+    sought = (eligible - {stem(noun) for noun in kind_nouns(question)}) or eligible
+    # A page whose title names all the question seeks ("Await expression", "Emulating callable
+    # objects") is about it throughout, and a reference entry rarely repeats its title: when
+    # none of its sentences does, they are quoted from its opening, the title holding the terms.
+    lent: dict[int, frozenset[str]] = {}  # source number -> the terms its title lends its sentences
+    for src in sources:
+        title = frozenset(terms_of(src.title))
+        own = [s for s in sentences if s.source == src.number]
+        if src.number not in by_source and own and sought <= title:
+            by_source[src.number], lent[src.number] = own, title & eligible
     if not by_source:
         return NO_ANSWER
     titles = {src.number: covered(set(terms_of(src.title))) for src in sources}
@@ -279,7 +306,7 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     def take(s: Sentence) -> None:
         nonlocal words
         chosen.append(s)
-        have.update(s.terms & weights.keys())
+        have.update((s.terms | lent.get(s.source, frozenset())) & weights.keys())
         words += len(s.text.split())
 
     # Its first sentence on the topic (a reference page defines first), then its best others.
@@ -292,9 +319,6 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
         if any(_jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in chosen):
             continue
         take(s)
-    # A further source must add a term the question is about: the noun naming the kind of its
-    # subject ("operator" in "the shift operator", query.kind_nouns) is matched, never sought.
-    sought = (eligible - {stem(noun) for noun in kind_nouns(question)}) or eligible
     for number in sorted(by_source):
         if number == primary or not sought - have or len(chosen) >= MAX_SENTENCES:
             continue

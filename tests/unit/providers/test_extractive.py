@@ -182,6 +182,62 @@ async def test_the_source_whose_title_names_the_topic_answers_first() -> None:
     assert _cited(answer) == {2}
 
 
+@pytest.mark.parametrize(
+    ("question", "keys", "opening"),
+    [
+        # Neither sentence of "Await expression" says "await" or "expression": the title does.
+        ("What is an await expression?", ("await", "calls", "async"), "Suspend the execution of *coroutine*"),
+        # "keyword" names the kind of the subject (query.kind_nouns): the title need not hold it.
+        ("What does the await keyword do?", ("await", "identifiers", "async"), "Suspend the execution"),
+        ("How do I emulate callable objects?", ("callable-types", "calls"), "Called when the instance is"),
+    ],
+    ids=["await-expression", "await-keyword", "callable"],
+)
+async def test_a_page_whose_title_names_the_question_is_quoted_though_its_sentences_do_not_repeat_it(
+    question: str, keys: tuple[str, ...], opening: str
+) -> None:
+    """A reference entry rarely repeats its title: the page the question names is still the
+    answer, from its opening, and the pages merely mentioning the words are not quoted first."""
+    answer = await _answer(question, _sources(*keys))
+    assert answer.startswith(opening)
+    assert MARKER.findall(answer)[0] == "1"
+    assert _cited(answer) == {1}
+
+
+async def test_a_named_page_that_repeats_the_question_is_quoted_from_the_sentence_that_does() -> None:
+    """The title lends its words only to a page with no sentence of its own on them: "The del
+    statement" opens with a sentence on how deletion is defined, but a later one names the statement."""
+    answer = await _answer("What does the del statement do?", _sources("del", "assignment"))
+    assert not answer.startswith("Deletion is recursively defined")
+    assert answer.startswith("Deletion of a name removes the binding")
+
+
+async def test_words_the_text_wrapped_at_their_hyphen_are_quoted_whole() -> None:
+    """pydoc wraps "built-in" after its hyphen; the answer reads "built-in", not "built- in"."""
+    sources = _sources("bltin-code-objects")
+    assert "built-\n" in sources[0].excerpt
+    answer = await _answer("What should I know about code objects?", sources)
+    assert "built-in" in answer
+    assert "- " not in answer.replace(" - ", "")
+
+
+@pytest.mark.parametrize(
+    ("excerpt", "sentence"),
+    [
+        ("A non-\nnumeric value is never added to the total here.", "A non-numeric value"),
+        ("The value is ten -\nor more when the total is counted.", "The value is ten - or more"),
+        ("Counting stops at step 3-\n4 of the procedure described here.", "step 3- 4"),
+    ],
+    ids=["hyphenated-word", "dash-before-the-break", "digits"],
+)
+def test_only_a_hyphen_ending_a_word_joins_a_wrapped_line(excerpt: str, sentence: str) -> None:
+    source = RetrievedSource(
+        number=1, document_id=1, title="Totals", url="", excerpt=excerpt, lexical_score=1.0, score=1.0
+    )
+    (quoted,) = extract_sentences([source])
+    assert sentence in quoted.text
+
+
 async def test_tables_and_grammar_productions_are_never_quoted() -> None:
     excerpt = (
         "Unicode names\n\n"
