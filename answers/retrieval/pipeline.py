@@ -25,7 +25,8 @@ is kept once, in the smallest of them, the document most about it (the other
 copies are cut, `cut_as_copy`); chunks under the threshold are cut; chunks are
 grouped by document and documents ordered by their best chunk's score; the first
 `max_sources` documents are kept (the rest are cut by the cap), each once, with
-its best chunks (in reading order) as its excerpt; they are numbered 1..N.
+its best chunks as its excerpt (at most EXCERPT_MAX_CHUNKS, EXCERPT_MAX_CHARS; the earliest
+among chunks scoring alike; shown in reading order); they are numbered 1..N.
 
 The trace (JSON-ready, for QA) records all of it:
 
@@ -255,7 +256,12 @@ def _one_copy_each(scored: list[Scored]) -> tuple[list[Scored], list[tuple[Score
 
 
 def _excerpt(chunks: list[Scored]) -> tuple[str, list[int]]:
-    """The document's best chunks (by score), shown in reading order."""
+    """The document's best chunks (by score), shown in reading order.
+
+    Among chunks scoring alike the earliest is the better excerpt: a page opens with what it
+    is about, and a question naming only the page ("What should I know about the execution
+    model?") scores every chunk of it the same (its terms are in the title)."""
+    chunks = sorted(chunks, key=lambda s: (-s.score, s.candidate.ordinal))
     chosen = [chunks[0]]
     size = len(chunks[0].candidate.text)
     for item in chunks[1:EXCERPT_MAX_CHUNKS]:

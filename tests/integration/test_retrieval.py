@@ -256,6 +256,57 @@ def test_a_page_the_question_names_is_excerpted_from_its_opening_section(demo_co
     assert compose_answer(question, [first]).startswith('The "for" statement is used to iterate')
 
 
+def test_among_chunks_scoring_alike_the_excerpt_starts_at_the_pages_opening(
+    make_document: MakeDocument,
+) -> None:
+    """A question naming only the page scores alike every chunk of it that says the word (the
+    title holds it too); the engine prefers the short sections repeating it, but the page's
+    opening says what the page is about."""
+    opening = (
+        "Zymurgy is the study of fermentation in brewing and winemaking. "
+        + (
+            "It goes from the choice of grain and fruit to the yeast that turns their sugars into "
+            "alcohol and carbon dioxide, and to the vessels that hold them. "
+        )
+        * 3
+    )
+    make_document(
+        key="zymurgy",
+        title="Zymurgy",
+        body=(
+            f"# Overview\n\n{opening.strip()}\n\n"
+            "# Vessels\n\nZymurgy names the vessels: a zymurgy kettle, a zymurgy carboy.\n\n"
+            "# Storage\n\nZymurgy stores the result cool and dark, zymurgy style.\n"
+        ),
+    )
+    assert Chunk.objects.filter(document__key="zymurgy").count() == 3
+    result = retrieve("What should I know about zymurgy?", min_score=conf.MIN_SCORE, max_sources=5)
+    (source,) = result.sources
+    assert source.excerpt.startswith("Zymurgy is the study of fermentation")
+    assert len(result.trace["kept"][0]["chunk_ids"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("What is an await expression?", "Await expression"),
+        ("What does the await keyword do?", "Await expression"),
+        ("How do I emulate callable objects?", "Emulating callable objects"),
+        ("What should I know about string literals?", "String and Bytes literals"),
+        ("What should I know about the execution model?", "Execution model"),
+    ],
+)
+def test_the_offline_answer_to_a_question_naming_a_page_quotes_that_page_first(
+    demo_corpus: list[Document], question: str, title: str
+) -> None:
+    """Each of these once opened with a page merely mentioning the words: the named page's
+    excerpt was grammar, or a late section, or its sentences never repeat its title."""
+    sources = retrieve(question, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES).sources
+    assert sources[0].title == title
+    answer = compose_answer(question, sources)
+    assert answer.split("]", 1)[0].endswith("[1")
+
+
 def test_when_every_term_is_common_each_candidate_holds_them_all_in_the_same_order(
     demo_corpus: list[Document], monkeypatch: pytest.MonkeyPatch
 ) -> None:
