@@ -246,11 +246,14 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
        adds terms the first lacked. It stops as soon as every term is covered. The noun naming
        the kind of the subject (query.kind_nouns: "operator" in "the shift operator") is
        not sought from further sources: "What does the shift operator << do?" is answered
-       from Shifting operations alone, not also with a sentence on `&` for its "operator".
+       from Shifting operations alone, not also with a sentence on `&` for its "operator". Nor
+       is a further sentence quoted that holds none of the question's full-weight terms: one
+       sharing only the how-to verb ("emulate" in "How do I emulate container types?", from
+       Emulating numeric types) says nothing of the subject.
     Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
-    _clean). When no sentence holds a question term (nor any title lends one) the answer says so without any
-    marker, so finalize keeps every retrieved source (its fallback) rather than
-    pretending one of them answers.
+    _clean). When no sentence holds a question term (nor any title lends one) the answer
+    says so without any marker, so finalize keeps every retrieved source (its fallback)
+    rather than pretending one of them answers.
     """
     if not sources:
         return NO_SOURCES
@@ -319,10 +322,14 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
         if any(_jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in chosen):
             continue
         take(s)
+    # ... and speak of what it is about: a sentence holding only the verb ("written" in "How are
+    # integer literals written?") or a weak word says nothing of the subject.
+    quarter = {stem(t) for t in quarter_terms(question)}
+    subject = (sought - quarter) or sought
     for number in sorted(by_source):
         if number == primary or not sought - have or len(chosen) >= MAX_SENTENCES:
             continue
-        adding = [s for s in by_source[number] if (s.terms & sought) - have]
+        adding = [s for s in by_source[number] if (s.terms & sought) - have and s.terms & subject]
         if not adding:
             continue
         best = max(adding, key=lambda s: (covered((s.terms & weights.keys()) - have), merit(s), -s.position))

@@ -166,6 +166,40 @@ async def test_a_how_to_questions_verb_is_still_sought_from_a_further_source() -
     assert "removes the binding" in answer
 
 
+RANGE = RetrievedSource(
+    number=2,
+    document_id=2,
+    title="Ranges",
+    url="",
+    excerpt=(
+        'For a positive step, the contents of a range "r" are determined by the formula '
+        '"r[i] = start + step*i" where "i >= 0" and "r[i] < stop".'
+    ),
+    lexical_score=0.5,
+    score=0.5,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources"),
+    [
+        # Emulating numeric types says "emulate" too, but of numbers, not containers.
+        ("How do I emulate container types?", _sources("sequence-types", "numeric-types")),
+        # A range's "stop" is no way of stopping a loop.
+        ("How do I stop a loop before it finishes?", [*_sources("for"), RANGE]),
+    ],
+    ids=["emulate", "stop"],
+)
+async def test_a_further_source_sharing_only_the_how_to_verb_is_not_quoted(
+    question: str, sources: list[RetrievedSource]
+) -> None:
+    """A further source must add a term the question seeks and speak of its subject: one holding
+    only the how-to verb (it counts a quarter, query.quarter_terms) says nothing of it."""
+    verb = question.split()[3]
+    assert verb in sources[1].excerpt
+    assert _cited(await _answer(question, sources)) == {1}
+
+
 async def test_it_stops_when_the_question_terms_are_covered() -> None:
     # The lambdas page mentions "yield" too, but pass + yield already cover the question.
     sources = _sources("pass", "yield", "lambda")
