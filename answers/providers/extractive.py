@@ -59,7 +59,9 @@ _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LIST_MARKER = re.compile(r"^(?:[-*•+]|\d{1,2}[.)]|\(?[a-z][.)]|\([0-9ivx]+\))\s+")
 _UNDERLINE = re.compile(r"^\s*([*=~^#\-_+])\1{2,}\s*$")
 # Anything the citation grammar would read as a marker; the answer's only markers must be ours.
-_MARKERISH = re.compile(r"\s?\\?\[[\s\d,\-–]*\](?!\()")
+# Bracketed numbers a source wrote ("item[3]") would read as citation markers: they go. Brackets
+# holding no digit ("c = []") are no marker (docs/citations.md, "What is a marker") and stay.
+_MARKERISH = re.compile(r"\s?\\?\[[\s,\-–]*\d[\s\d,\-–]*\](?!\()")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)")
 _CODE_CHARS = re.compile(r"[=(){}\[\]<>:;|&^%$@\\]")
 _POINTING = _words("follows following to example examples below as is are code e.g i.e like this these")

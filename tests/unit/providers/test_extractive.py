@@ -331,6 +331,26 @@ async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
     assert "item of it [1]." in answer
 
 
+async def test_brackets_holding_no_number_are_quoted_as_written() -> None:
+    """An empty list is no marker: 'c = []; d = []' once read 'c =; d ='."""
+    source = RetrievedSource(
+        number=1,
+        document_id=1,
+        title="Lists",
+        url="",
+        excerpt=(
+            'Types affect almost all aspects of object behavior. E.g., after "a = 1; b = 1", "a" and "b"\n'
+            "may or may not refer to the same object with the value one, depending on the\n"
+            'implementation, but after "c = []; d = []", "c" and "d" are guaranteed to refer to\n'
+            "two different, unique, newly created empty lists."
+        ),
+        lexical_score=1.0,
+        score=1.0,
+    )
+    answer = await _answer("Do two empty lists refer to the same object?", [source])
+    assert 'after "c = []; d = []", "c" and "d" are guaranteed' in answer
+
+
 async def test_unbalanced_backticks_cannot_swallow_markers() -> None:
     source = RetrievedSource(
         number=1,
