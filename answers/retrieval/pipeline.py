@@ -25,8 +25,9 @@ is kept once, in the smallest of them, the document most about it (the other
 copies are cut, `cut_as_copy`); chunks under the threshold are cut; chunks are
 grouped by document and documents ordered by their best chunk's score; the first
 `max_sources` documents are kept (the rest are cut by the cap), each once, with
-its best chunks as its excerpt (at most EXCERPT_MAX_CHUNKS, EXCERPT_MAX_CHARS; the earliest
-among chunks scoring alike; shown in reading order); they are numbered 1..N.
+its best chunks as its excerpt (at most EXCERPT_MAX_CHUNKS, EXCERPT_MAX_CHARS; when its title
+holds every term of the question, the earliest among chunks scoring alike; shown in reading
+order); they are numbered 1..N.
 
 The trace (JSON-ready, for QA) records all of it:
 
@@ -87,7 +88,15 @@ from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, r
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
-from answers.retrieval.query import holds_all, query_terms, rare_names, subject_terms, term_weights
+from answers.retrieval.query import (
+    holds_all,
+    query_terms,
+    rare_names,
+    stem,
+    subject_terms,
+    term_weights,
+    tokenize,
+)
 from answers.retrieval.rerank import Passage, Reranker
 from answers.retrieval.types import Retrieval, RetrievedSource
 
@@ -255,13 +264,16 @@ def _one_copy_each(scored: list[Scored]) -> tuple[list[Scored], list[tuple[Score
     return kept, [(scored[i], scored[keep]) for i, keep in sorted(cut.items())]
 
 
-def _excerpt(chunks: list[Scored]) -> tuple[str, list[int]]:
+def _excerpt(chunks: list[Scored], *, named: bool = False) -> tuple[str, list[int]]:
     """The document's best chunks (by score), shown in reading order.
 
-    Among chunks scoring alike the earliest is the better excerpt: a page opens with what it
-    is about, and a question naming only the page ("What should I know about the execution
-    model?") scores every chunk of it the same (its terms are in the title)."""
-    chunks = sorted(chunks, key=lambda s: (-s.score, s.candidate.ordinal))
+    `named`: the document's title holds every term of the question ("What should I know about
+    the execution model?"), so its chunks score alike whatever their text says, and the engine's
+    order among them is noise; the earliest of those scoring alike are then taken, since a page
+    opens with what it is about. Otherwise ties keep the engine's order (the chunk repeating the
+    question's words first)."""
+    if named:
+        chunks = sorted(chunks, key=lambda s: (-s.score, s.candidate.ordinal))
     chosen = [chunks[0]]
     size = len(chunks[0].candidate.text)
     for item in chunks[1:EXCERPT_MAX_CHUNKS]:
@@ -382,12 +394,14 @@ def retrieve(
         by_document.setdefault(item.candidate.document_id, []).append(item)
 
     sources: list[RetrievedSource] = []
+    stems = frozenset(map(stem, terms))
     for document_chunks in by_document.values():  # insertion order: best document first
         best = document_chunks[0]
         if len(sources) >= max_sources:
             trace["cut_by_cap"].append(_entry(best, fusion))
             continue
-        excerpt, chunk_ids = _excerpt(document_chunks)
+        named = stems <= frozenset(map(stem, tokenize(best.candidate.title)))
+        excerpt, chunk_ids = _excerpt(document_chunks, named=named)
         number = len(sources) + 1
         sources.append(
             RetrievedSource(

@@ -259,8 +259,8 @@ def test_a_page_the_question_names_is_excerpted_from_its_opening_section(demo_co
 def test_among_chunks_scoring_alike_the_excerpt_starts_at_the_pages_opening(
     make_document: MakeDocument,
 ) -> None:
-    """A question naming only the page scores alike every chunk of it that says the word (the
-    title holds it too); the engine prefers the short sections repeating it, but the page's
+    """A question naming only the page (its title holds every term) scores alike every chunk of
+    it that says the word; the engine prefers the short sections repeating it, but the page's
     opening says what the page is about."""
     opening = (
         "Zymurgy is the study of fermentation in brewing and winemaking. "
