@@ -31,6 +31,11 @@ thresholds keep more of the on-topic and paraphrase answers); the default
 (answers.conf.MIN_SCORE_DEFAULT) is the larger of the two, and the table shows
 every scorer at it.
 
+The offline answer: for each on-topic question of every set, the answer `make run` gives
+(the extractive provider over the sources retrieved at the default threshold, its markers
+finalized as the pipeline does), and whether the source it quotes first, [1] once finalized,
+is one of the question's documents, beside whether retrieval's first source is.
+
 Latency: retrieve() p50 on the synthetic corpus of bench_retrieval.py at 100k
 chunks, the current scorer against the old one, in turns on the same questions.
 
@@ -204,6 +209,38 @@ def measure(
         "counts": {"off_topic": off, "on_topic": on, "paraphrase": para},
         "misses": misses,
     }
+
+
+def offline_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer a reader of `make run` gets to each on-topic question (the extractive provider
+    over the sources retrieved at the default threshold and source cap, its markers finalized as
+    the pipeline does): does its first source, the one it cites first, answer the question?"""
+    from answers.citations import finalize_citations, strip_out_of_range_markers
+    from answers.conf import conf
+    from answers.models import Document
+    from answers.providers.extractive import compose_answer
+    from answers.retrieval.pipeline import retrieve
+
+    keys = dict(Document.objects.values_list("id", "key"))
+    on = opens = first = 0
+    misses: list[str] = []
+    for row in rows:
+        if row["kind"] != "on-topic":
+            continue
+        on += 1
+        wanted = set(row["documents"])
+        sources = retrieve(row["question"], min_score=MIN_SCORE_DEFAULT, max_sources=conf.MAX_SOURCES).sources
+        first += bool(sources) and keys.get(sources[0].document_id) in wanted
+        if not sources:
+            misses.append(f"declined: {row['question']}")
+            continue
+        text = strip_out_of_range_markers(compose_answer(row["question"], sources), len(sources)).text
+        final = finalize_citations(text, sources)
+        opening = None if final.fallback else keys.get(final.references[0].document_id)
+        opens += opening in wanted
+        if opening not in wanted:
+            misses.append(f"{row['question']} -> {opening or 'nothing quoted'}")
+    return {"on_topic": on, "opens_right": opens / on, "retrieved_right_first": first / on, "misses": misses}
 
 
 def choose(curve: list[dict[str, Any]]) -> dict[str, Any]:
@@ -385,6 +422,9 @@ def run_child(latency: bool) -> dict[str, Any]:
                 ),
                 "ranking": measure(held, held_ranked, 0.0),
             }
+    out["answers"] = {"labeled": offline_answers(rows)}
+    for key, path, _ in HELDOUT_SETS:
+        out["answers"][key] = offline_answers(labeled(path))
     base_url = os.environ.get("BENCH_EMBED_URL")
     records = None
     held_records: dict[str, Any] = {}
@@ -630,6 +670,7 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 else ""
             ),
         ]
+    lines += _answers_markdown(results)
     lines += _dense_markdown(all_results)
     for r in results:
         misses = r["new"]["at_default"]["misses"]
@@ -640,7 +681,36 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
             if misses:
                 lines += ["", f"Held-out misses at the default ({path.name}, {r['db']}):", ""]
                 lines += [f"- {m}" for m in misses]
+        for key, answers in r.get("answers", {}).items():
+            if answers["misses"]:
+                lines += ["", f"Offline answers not opening with a right document ({key}, {r['db']}):", ""]
+                lines += [f"- {m}" for m in answers["misses"]]
     return "\n".join(lines) + "\n"
+
+
+def _answers_markdown(results: list[dict[str, Any]]) -> list[str]:
+    with_answers = [r for r in results if "answers" in r]
+    if not with_answers:
+        return []
+    sets = ["labeled"] + [key for key, _, _ in HELDOUT_SETS]
+    lines = [
+        "",
+        "### The offline answer",
+        "",
+        "What a reader of `make run` reads (the extractive provider over the sources retrieved at the "
+        "default threshold, its markers finalized as the pipeline does), on-topic questions: the "
+        "answer's first source (the one it quotes first, [1] once finalized) is one of the question's "
+        "documents; in brackets, retrieval's first source is. A declined question, or an answer quoting "
+        "nothing, counts against both.",
+        "",
+        "| database | labeled | " + " | ".join(f"held-out {i}" for i in range(1, len(sets))) + " |",
+        "|---|" + "---|" * len(sets),
+    ]
+    for r in with_answers:
+        got = r["answers"]
+        cells = [f"{_pct(got[k]['opens_right'])} ({_pct(got[k]['retrieved_right_first'])})" for k in sets]
+        lines.append(f"| {r['db']} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _dense_markdown(results: list[dict[str, Any]]) -> list[str]:
@@ -766,6 +836,11 @@ def main() -> None:
                 for key, _, _ in HELDOUT_SETS
             },
             **({"latency": r["latency"]} if "latency" in r else {}),
+            **(
+                {"answers": {k: {x: v[x] for x in v if x != "misses"} for k, v in r["answers"].items()}}
+                if "answers" in r
+                else {}
+            ),
             **(
                 {
                     "dense": {

@@ -221,6 +221,17 @@ def rows() -> list[list[str]]:
                             f"{name} ({label})", x[key]["new"]["at_default"], x[key]["old"]["at_default"]
                         )
                     )
+            if "answers" in x and db not in DENSE_ONLY_DBS:
+                got = x["answers"]
+                sets = [("labeled", "labeled")] + [(key, name) for key, name in HELD_OUT_SETS if key in got]
+                out.append(
+                    [f"offline answer opens with a right document, on-topic ({label})",
+                     "retrieval's first source: " + ", ".join(
+                         f"{name} {got[key]['retrieved_right_first']:.0%}" for key, name in sets),
+                     "report",
+                     ", ".join(f"{name} {got[key]['opens_right']:.0%}" for key, name in sets),
+                     "reported"]
+                )  # fmt: skip
             if "dense" in x:
                 dn = x["dense"]
                 hybrid = dn["at_default"][f"{dn['weight']:.2f}"]
