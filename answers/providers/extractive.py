@@ -324,8 +324,8 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
         if any(_jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in chosen):
             continue
         take(s)
-    # ... and speak of what it is about: a sentence holding only the verb ("written" in "How are
-    # integer literals written?") or a weak word says nothing of the subject.
+    # ... and speak of what it is about: a sentence holding only the how-to verb ("emulate" in
+    # "How do I emulate container types?") or a weak word says nothing of the subject.
     quarter = {stem(t) for t in quarter_terms(question)}
     subject = (sought - quarter) or sought
     for number in sorted(by_source):
