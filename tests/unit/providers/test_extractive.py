@@ -44,6 +44,19 @@ def _sources(*keys: str) -> list[RetrievedSource]:
     return [_topic_source(i, key) for i, key in enumerate(keys, start=1)]
 
 
+def _written(title: str, excerpt: str, number: int = 1, score: float = 1.0) -> RetrievedSource:
+    """A source whose excerpt the test writes."""
+    return RetrievedSource(
+        number=number,
+        document_id=number,
+        title=title,
+        url="",
+        excerpt=excerpt,
+        lexical_score=score,
+        score=score,
+    )
+
+
 async def _answer(question: str, sources: list[RetrievedSource], delay_ms: float = 0.0) -> str:
     provider = ExtractiveProvider(delay_ms=delay_ms)
     return "".join([piece async for piece in provider.stream(build_prompt(question, sources))])
@@ -166,16 +179,13 @@ async def test_a_how_to_questions_verb_is_still_sought_from_a_further_source() -
     assert "removes the binding" in answer
 
 
-RANGE = RetrievedSource(
-    number=2,
-    document_id=2,
-    title="Ranges",
-    url="",
-    excerpt=(
+RANGE = _written(
+    "Ranges",
+    (
         'For a positive step, the contents of a range "r" are determined by the formula '
         '"r[i] = start + step*i" where "i >= 0" and "r[i] < stop".'
     ),
-    lexical_score=0.5,
+    number=2,
     score=0.5,
 )
 
@@ -265,9 +275,7 @@ async def test_words_the_text_wrapped_at_their_hyphen_are_quoted_whole() -> None
     ids=["hyphenated-word", "dash-before-the-break", "digits"],
 )
 def test_only_a_hyphen_ending_a_word_joins_a_wrapped_line(excerpt: str, sentence: str) -> None:
-    source = RetrievedSource(
-        number=1, document_id=1, title="Totals", url="", excerpt=excerpt, lexical_score=1.0, score=1.0
-    )
+    source = _written("Totals", excerpt)
     (quoted,) = extract_sentences([source])
     assert sentence in quoted.text
 
@@ -282,9 +290,7 @@ async def test_tables_and_grammar_productions_are_never_quoted() -> None:
         'capital_stmt ::= "capital" identifier the capital of a letter.\n\n'
         "A capital letter is the upper-case form of a letter in a script.\n"
     )
-    source = RetrievedSource(
-        number=1, document_id=1, title="Letters", url="", excerpt=excerpt, lexical_score=1.0, score=1.0
-    )
+    source = _written("Letters", excerpt)
 
     answer = await _answer("What is a capital letter?", [source])
 
@@ -315,14 +321,8 @@ async def test_grammar_and_code_lines_are_never_quoted() -> None:
 
 
 async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
-    source = RetrievedSource(
-        number=1,
-        document_id=1,
-        title="Indexing",
-        url="",
-        excerpt="Indexing a list with a subscript returns one item[3] of it. Paris is big[12].",
-        lexical_score=1.0,
-        score=1.0,
+    source = _written(
+        "Indexing", "Indexing a list with a subscript returns one item[3] of it. Paris is big[12]."
     )
 
     answer = await _answer("What does indexing a list with a subscript return?", [source])
@@ -333,33 +333,22 @@ async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
 
 async def test_brackets_holding_no_number_are_quoted_as_written() -> None:
     """An empty list is no marker: 'c = []; d = []' once read 'c =; d ='."""
-    source = RetrievedSource(
-        number=1,
-        document_id=1,
-        title="Lists",
-        url="",
-        excerpt=(
+    source = _written(
+        "Lists",
+        (
             'Types affect almost all aspects of object behavior. E.g., after "a = 1; b = 1", "a" and "b"\n'
             "may or may not refer to the same object with the value one, depending on the\n"
             'implementation, but after "c = []; d = []", "c" and "d" are guaranteed to refer to\n'
             "two different, unique, newly created empty lists."
         ),
-        lexical_score=1.0,
-        score=1.0,
     )
     answer = await _answer("Do two empty lists refer to the same object?", [source])
     assert 'after "c = []; d = []", "c" and "d" are guaranteed' in answer
 
 
 async def test_unbalanced_backticks_cannot_swallow_markers() -> None:
-    source = RetrievedSource(
-        number=1,
-        document_id=1,
-        title="Backticks",
-        url="",
-        excerpt="The `with statement wraps a block in a context manager. Use `with` for files.",
-        lexical_score=1.0,
-        score=1.0,
+    source = _written(
+        "Backticks", "The `with statement wraps a block in a context manager. Use `with` for files."
     )
 
     answer = await _answer("What does the with statement wrap?", [source])
@@ -430,12 +419,7 @@ def test_pieces_always_join_back(text: str) -> None:
     excerpts=st.lists(st.text(max_size=300), min_size=1, max_size=4),
 )
 def test_any_input_gives_in_range_markers(question: str, excerpts: list[str]) -> None:
-    sources = [
-        RetrievedSource(
-            number=i, document_id=i, title=f"T{i}", url="", excerpt=e, lexical_score=1.0, score=1.0
-        )
-        for i, e in enumerate(excerpts, start=1)
-    ]
+    sources = [_written(f"T{i}", e, number=i) for i, e in enumerate(excerpts, start=1)]
 
     answer = compose_answer(question, sources)
 
