@@ -245,13 +245,14 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
        opening.
     3. While some question term is still uncovered, the other sources in rank order each
        give their best sentence holding an uncovered term: a second source only when it
-       adds terms the first lacked. It stops as soon as every term is covered. The noun naming
-       the kind of the subject (query.kind_nouns: "operator" in "the shift operator") is
-       not sought from further sources: "What does the shift operator << do?" is answered
-       from Shifting operations alone, not also with a sentence on `&` for its "operator". Nor
-       is a further sentence quoted that holds none of the question's full-weight terms: one
-       sharing only the how-to verb ("emulate" in "How do I emulate container types?", from
-       Emulating numeric types) says nothing of the subject.
+       adds terms the first lacked (not its title's: it is about them). It stops as soon as
+       every term is covered. The noun naming the kind of the subject (query.kind_nouns:
+       "operator" in "the shift operator") is not sought from further sources: "What does
+       the shift operator << do?" is answered from Shifting operations alone, not also with
+       a sentence on `&` for its "operator". Nor is a further sentence quoted that holds
+       none of the question's full-weight terms: one sharing only the how-to verb ("emulate"
+       in "How do I emulate container types?", from Emulating numeric types) says nothing of
+       the subject.
     Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
     _clean). When no sentence holds a question term (nor any title lends one) the answer
     says so without any marker, so finalize keeps every retrieved source (its fallback)
@@ -305,7 +306,12 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     primary = min(by_source, key=lambda number: (-titles.get(number, 0.0), number))
 
     chosen: list[Sentence] = []
-    have: set[str] = set()
+    # The primary's title says what every sentence of it is about: its terms are held, and no
+    # further source is sought for them ("termination model" in Exceptions for "What should I
+    # know about the execution model?", whose page never writes "model" in its opening).
+    have: set[str] = (
+        set(terms_of(next(src.title for src in sources if src.number == primary))) & weights.keys()
+    )
     words = 0
 
     def take(s: Sentence) -> None:

@@ -210,6 +210,16 @@ async def test_a_further_source_sharing_only_the_how_to_verb_is_not_quoted(
     assert _cited(await _answer(question, sources)) == {1}
 
 
+async def test_the_pages_title_holds_its_terms_so_no_further_source_is_sought_for_them() -> None:
+    """Execution model's opening never says "model"; Exceptions' "termination model" of error
+    handling adds the word, but nothing on the execution model."""
+    sources = _sources("execmodel", "exceptions")
+    assert "model" not in sources[0].excerpt.split("\n", 1)[1].lower()
+    answer = await _answer("What should I know about the execution model?", sources)
+    assert "termination" not in answer
+    assert _cited(answer) == {1}
+
+
 async def test_it_stops_when_the_question_terms_are_covered() -> None:
     # The lambdas page mentions "yield" too, but pass + yield already cover the question.
     sources = _sources("pass", "yield", "lambda")
