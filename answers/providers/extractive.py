@@ -285,39 +285,38 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     strong = {stem(t) for t in query_terms(question) if t not in WEAK_TERMS or t in subject_terms(question)}
     eligible = strong or set(weights)
     by_source: dict[int, list[Sentence]] = {}
+    own: dict[int, list[Sentence]] = {}
     for s in sentences:
+        own.setdefault(s.source, []).append(s)
         if s.terms & eligible:
             by_source.setdefault(s.source, []).append(s)
     # A further source must add a term the question is about: the noun naming the kind of its
     # subject ("operator" in "the shift operator", query.kind_nouns) is matched, never sought.
     sought = (eligible - {stem(noun) for noun in kind_nouns(question)}) or eligible
+    title_terms = {src.number: frozenset(terms_of(src.title)) for src in sources}
     # A page whose title names all the question seeks ("Await expression", "Emulating callable
     # objects") is about it throughout, and a reference entry rarely repeats its title: when
-    # none of its sentences does, they are quoted from its opening, the title holding the terms.
-    lent: dict[int, frozenset[str]] = {}  # source number -> the terms its title lends its sentences
-    for src in sources:
-        title = frozenset(terms_of(src.title))
-        own = [s for s in sentences if s.source == src.number]
-        if src.number not in by_source and own and sought <= title:
-            by_source[src.number], lent[src.number] = own, title & eligible
+    # none of its sentences does, they are quoted from its opening (its title's terms are then
+    # held as the primary's always are, below).
+    for number, title in title_terms.items():
+        if number not in by_source and number in own and sought <= title:
+            by_source[number] = own[number]
     if not by_source:
         return NO_ANSWER
-    titles = {src.number: covered(set(terms_of(src.title))) for src in sources}
+    titles = {number: covered(title) for number, title in title_terms.items()}
     primary = min(by_source, key=lambda number: (-titles.get(number, 0.0), number))
 
     chosen: list[Sentence] = []
     # The primary's title says what every sentence of it is about: its terms are held, and no
     # further source is sought for them ("termination model" in Exceptions for "What should I
     # know about the execution model?", whose page never writes "model" in its opening).
-    have: set[str] = (
-        set(terms_of(next(src.title for src in sources if src.number == primary))) & weights.keys()
-    )
+    have: set[str] = set(title_terms[primary] & weights.keys())
     words = 0
 
     def take(s: Sentence) -> None:
         nonlocal words
         chosen.append(s)
-        have.update((s.terms | lent.get(s.source, frozenset())) & weights.keys())
+        have.update(s.terms & weights.keys())
         words += len(s.text.split())
 
     # Its first sentence on the topic (a reference page defines first), then its best others.
