@@ -88,16 +88,8 @@ from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, r
 from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
-from answers.retrieval.query import (
-    holds_all,
-    query_terms,
-    rare_names,
-    stem,
-    subject_terms,
-    term_weights,
-    tokenize,
-)
-from answers.retrieval.rerank import Passage, Reranker
+from answers.retrieval.query import holds_all, query_terms, rare_names, stem, subject_terms, term_weights
+from answers.retrieval.rerank import Passage, Reranker, title_stems
 from answers.retrieval.types import Retrieval, RetrievedSource
 
 CANDIDATE_LIMIT = 50
@@ -400,7 +392,7 @@ def retrieve(
         if len(sources) >= max_sources:
             trace["cut_by_cap"].append(_entry(best, fusion))
             continue
-        named = stems <= frozenset(map(stem, tokenize(best.candidate.title)))
+        named = stems <= title_stems(best.candidate.title)
         excerpt, chunk_ids = _excerpt(document_chunks, named=named)
         number = len(sources) + 1
         sources.append(

@@ -194,9 +194,10 @@ def proximity(stems: list[str], positions: list[tuple[int, str]]) -> float:
 
 
 @lru_cache(maxsize=4096)
-def _title_stems(title_and_heading: str) -> frozenset[str]:
-    # A document's chunks share its title (and often a heading): stemmed once.
-    return frozenset(map(stem, tokenize(title_and_heading)))
+def title_stems(title_or_heading: str) -> frozenset[str]:
+    """The stems of a title or heading (cached: a document's chunks share its title, and often
+    a heading, so each is stemmed once)."""
+    return frozenset(map(stem, tokenize(title_or_heading)))
 
 
 @lru_cache(maxsize=4096)
@@ -259,11 +260,11 @@ class LexicalReranker:
         matching = {w: s for w in maybe if (s := stem(w)) in weights}
         at = compress(range(len(tokens)), map(matching.__contains__, tokens)) if matching else ()
         positions = [(i, matching[tokens[i]]) for i in at]
-        title_stems = _title_stems(passage.title)
-        heading_stems = _title_stems(passage.heading)
-        everywhere = title_stems.union(heading_stems, matching.values())
-        titled = sum(w for s, w in weights.items() if s in title_stems)
-        headed = sum(w for s, w in weights.items() if s in heading_stems and s not in title_stems)
+        in_title = title_stems(passage.title)
+        in_heading = title_stems(passage.heading)
+        everywhere = in_title.union(in_heading, matching.values())
+        titled = sum(w for s, w in weights.items() if s in in_title)
+        headed = sum(w for s, w in weights.items() if s in in_heading and s not in in_title)
         return {
             "coverage": sum(w for s, w in weights.items() if s in everywhere) / total,
             "title": (titled + HEADING_SHARE * headed) / total,
