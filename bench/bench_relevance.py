@@ -213,9 +213,9 @@ def measure(
 
 def offline_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The answer a reader of `make run` gets to each on-topic question (the extractive provider
-    over the sources retrieved at the default threshold and source cap, its markers finalized as
-    the pipeline does): does its first source, the one it cites first, answer the question?"""
-    from answers.citations import finalize_citations, strip_out_of_range_markers
+    over the sources retrieved at the default threshold and source cap, its trail computed as
+    the pipeline stores it): does its first source, the one it cites first, answer the question?"""
+    from answers.citations.trail import SourceStatus, compute_trail
     from answers.conf import conf
     from answers.models import Document
     from answers.providers.extractive import compose_answer
@@ -234,9 +234,14 @@ def offline_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if not sources:
             misses.append(f"declined: {row['question']}")
             continue
-        text = strip_out_of_range_markers(compose_answer(row["question"], sources), len(sources)).text
-        final = finalize_citations(text, sources)
-        opening = None if final.fallback else keys.get(final.references[0].document_id)
+        # The trail the pipeline stores (answers.pipeline.store): which source became [1].
+        trail = compute_trail(
+            compose_answer(row["question"], sources), len(sources), dialects=conf.MARKER_DIALECTS
+        )
+        first_cited = [
+            o.original_number for o in trail.sources if o.status == SourceStatus.CITED and o.final_number == 1
+        ]
+        opening = keys.get(sources[first_cited[0] - 1].document_id) if first_cited else None
         opens += opening in wanted
         if opening not in wanted:
             misses.append(f"{row['question']} -> {opening or 'nothing quoted'}")
