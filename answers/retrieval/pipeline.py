@@ -23,7 +23,10 @@ bm25's best 2 x CANDIDATE_LIMIT matches, see backends); each is scored; a passag
 several documents hold word for word (a section that is also a page of its own)
 is kept once, in the smallest of them, the document most about it (the other
 copies are cut, `cut_as_copy`); chunks under the threshold are cut; chunks are
-grouped by document and documents ordered by their best chunk's score; the first
+grouped by document and documents ordered by their best chunk's score (on a tie, a page
+whose title holds every term of the question comes first, the one whose title adds the fewest
+other words first: "Assignment statements" before "Augmented assignment statements" for
+"Please explain assignment statements.", rerank.title_excess); the first
 `max_sources` documents are kept (the rest are cut by the cap), each once, with
 its best chunks as its excerpt (at most EXCERPT_MAX_CHUNKS, EXCERPT_MAX_CHARS; when its title
 holds every term of the question, the earliest among chunks scoring alike; shown in reading
@@ -89,7 +92,7 @@ from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import holds_all, query_terms, rare_names, stem, subject_terms, term_weights
-from answers.retrieval.rerank import Passage, Reranker, title_stems
+from answers.retrieval.rerank import Passage, Reranker, title_excess, title_stems
 from answers.retrieval.types import Retrieval, RetrievedSource
 
 CANDIDATE_LIMIT = 50
@@ -97,6 +100,8 @@ CANDIDATE_LIMIT = 50
 _embedders = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question-embedding")
 EXCERPT_MAX_CHUNKS = 2
 EXCERPT_MAX_CHARS = 2000
+# The tie order of a page whose title does not hold every term of the question: after those that do.
+NOT_NAMED = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -374,8 +379,18 @@ def retrieve(
             "chunk_id": kept_instead.candidate.chunk_id,
         }
         trace["cut_as_copy"].append({**_entry(copy, fusion), "same_as": same_as})
-    # Ties keep the candidates' order: the engine's (best first), or the fused one.
-    ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, pair[0]))
+    # Ties: a page the question names by its title, the fewest other title words first (the page on
+    # exactly what was asked, rerank.title_excess); then the candidates' order: the engine's (best
+    # first), or the fused one.
+    stems = frozenset(map(stem, terms))
+    excess = {}
+    for item in scored:
+        if item.candidate.title not in excess:
+            found_excess = title_excess(stems, item.candidate.title)
+            excess[item.candidate.title] = NOT_NAMED if found_excess is None else found_excess
+    ranked = sorted(
+        enumerate(scored), key=lambda pair: (-pair[1].score, excess[pair[1].candidate.title], pair[0])
+    )
     trace["timings_ms"]["rerank"] = _round((time.perf_counter() - reranking) * 1000)
 
     by_document: dict[int, list[Scored]] = {}
@@ -386,7 +401,6 @@ def retrieve(
         by_document.setdefault(item.candidate.document_id, []).append(item)
 
     sources: list[RetrievedSource] = []
-    stems = frozenset(map(stem, terms))
     for document_chunks in by_document.values():  # insertion order: best document first
         best = document_chunks[0]
         if len(sources) >= max_sources:

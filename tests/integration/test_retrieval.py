@@ -168,6 +168,40 @@ def test_demo_questions_on_a_section_that_is_also_a_page_cite_that_page_first(
     assert "pydoc:specialnames" not in _keys("What does the __init__ method do?")[:1]
 
 
+def test_of_two_pages_the_question_names_alike_the_one_named_exactly_comes_first(
+    make_document: MakeDocument,
+) -> None:
+    """Both titles hold every term and both pages score 1.0: the title adding no other word
+    ("Assignment statements") comes before the narrower page's ("Augmented assignment
+    statements"), whichever the engine returns first."""
+    exact = make_document(
+        title="Assignment statements",
+        body="Assignment statements bind names to values; the targets are bound left to right, "
+        "and a target list may unpack an iterable into several names at once.",
+    )
+    # The engine ranks this one first: it repeats the words in a shorter text.
+    narrower = make_document(
+        title="Augmented assignment statements",
+        body="Augmented assignment statements: assignment statements that combine an operation.",
+    )
+    result = retrieve("Please explain assignment statements.", min_score=0.0, max_sources=5)
+    scores = {s.document_id: s.score for s in result.sources}
+    assert scores[exact.id] == scores[narrower.id] == 1.0
+    assert [s.document_id for s in result.sources][:2] == [exact.id, narrower.id]
+    assert result.trace["candidates"] == 2
+    engine = {c["document_id"]: c["lexical_score"] for c in result.trace["kept"]}
+    assert engine[narrower.id] > engine[exact.id]
+
+
+def test_demo_question_on_a_topic_and_its_narrower_kind_cites_the_topic_first(
+    demo_corpus: list[Document],
+) -> None:
+    """bench/relevance_labeled.jsonl: "Assignment statements" and "Augmented assignment
+    statements" both score 1.0; the page on exactly what was asked is the one cited."""
+    assert _keys("Please explain assignment statements.")[:2] == ["pydoc:assignment", "pydoc:augassign"]
+    assert _keys("What should I know about literals?")[0] == "pydoc:atom-literals"
+
+
 SYNTAX_QUESTIONS = [
     'foo-bar "x" AND (y OR NEAR(z)) * :',
     '"unterminated',

@@ -29,6 +29,7 @@ from answers.retrieval.rerank import (
     combine,
     proximity,
     term_weight,
+    title_excess,
 )
 
 RERANKER = LexicalReranker()
@@ -192,6 +193,27 @@ def test_the_page_whose_title_names_the_question_outranks_a_broader_page_with_it
     parts = {p: RERANKER.components(terms, p, weights) for p in (own, broad)}
     without = {p: combine({**c, "phrase": 0.0}) / (1 - WEIGHTS["phrase"]) for p, c in parts.items()}
     assert without[broad] > without[own]
+
+
+@pytest.mark.parametrize(
+    ("question", "title", "excess"),
+    [
+        ("Please explain assignment statements.", "Assignment statements", 0),
+        ("Please explain assignment statements.", "Augmented assignment statements", 1),
+        ("What should I know about literals?", "Literals", 0),
+        # "and" is a weak term, not a stop word: it counts.
+        ("What should I know about literals?", "String and Bytes literals", 3),
+        ("How does the for statement work?", "The for statement", 0),  # "the" is no word of a title
+        # A title that does not hold every term of the question is not named by it.
+        ("Please explain assignment statements.", "Expression statements", None),
+        ("How does the for statement work?", "Compound statements", None),
+    ],
+)
+def test_title_excess_counts_the_title_words_the_question_does_not_hold(
+    question: str, title: str, excess: int | None
+) -> None:
+    stems = frozenset(map(stem, query_terms(question)))
+    assert title_excess(stems, title) == excess
 
 
 def test_a_term_the_corpus_never_uses_counts_fully_against_every_passage() -> None:
