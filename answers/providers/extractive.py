@@ -77,6 +77,9 @@ class Sentence:
     position: int  # order within its source
     text: str
     terms: frozenset[str]
+    # It comes right after the sentence before it (position - 1), nothing between them left out
+    # (no sentence, code, grammar or table): a "This" or "It" at its start refers to that one.
+    continues: bool = False
 
 
 def terms_of(text: str) -> list[str]:
@@ -188,15 +191,19 @@ def extract_sentences(sources: Sequence[RetrievedSource]) -> list[Sentence]:
     out = []
     for source in sources:
         position = 0
+        after_kept = False  # the last thing read was a sentence kept (see Sentence.continues)
         for block in _blocks(source.excerpt):
             if not _is_prose(block):
+                after_kept = False
                 continue
             for raw in split_sentences(block):
                 text = _clean(raw)
                 if text is None:
+                    after_kept = False
                     continue
-                out.append(Sentence(source.number, position, text, frozenset(terms_of(text))))
+                out.append(Sentence(source.number, position, text, frozenset(terms_of(text)), after_kept))
                 position += 1
+                after_kept = True
     return out
 
 
@@ -232,13 +239,26 @@ def question_weights(question: str, sentences: Sequence[Sentence]) -> dict[str, 
     return weights
 
 
+def _going_on(first: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
+    """The sentence right after `first` when it goes on about the same thing: it follows with
+    nothing left out between them (Sentence.continues) and opens by pointing back ("It ...",
+    "This ...", _ANAPHORA), so it reads as the next sentence of one paragraph."""
+    for s in sentences:
+        if s.position == first.position + 1:
+            return s if s.continues and _ANAPHORA.match(s.text) else None
+    return None
+
+
 def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     """The answer: cited sentences that speak to the question's terms, from its best source first.
 
     1. The primary source is the one whose title names most of the question (by weight),
        the better-ranked one on a tie: the document about the topic, not one mentioning it.
     2. From it, its first sentence holding a question term (a reference page defines first),
-       then its best others holding one, PRIMARY_SENTENCES in all. A page whose title names
+       then its best others holding one, PRIMARY_SENTENCES in all; the sentence right after
+       the first comes before those when it goes on about it ("It terminates the nearest
+       enclosing loop" after "break may only occur syntactically nested in a loop", _going_on),
+       unless the best of them adds more of the question's terms. A page whose title names
        all the question seeks (step 3) is about it throughout: when none of its sentences
        repeats the title's words ("Await expression" opens "Suspend the execution of
        coroutine on an awaitable object."), its title lends them, and it is quoted from its
@@ -319,9 +339,21 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
         have.update(s.terms & weights.keys())
         words += len(s.text.split())
 
-    # Its first sentence on the topic (a reference page defines first), then its best others.
+    # Its first sentence on the topic (a reference page defines first), then its best others;
+    # the sentence right after the first goes before them when it goes on about it (it opens
+    # with "It", "This"...: "It terminates the nearest enclosing loop" after "break may only
+    # occur ... in a loop") and the best of them adds no more of the question than it does.
     first, *rest = by_source[primary]
-    for s in [first, *sorted(rest, key=lambda s: (-merit(s), s.position))]:
+    others = sorted(rest, key=lambda s: (-merit(s), s.position))
+    after = _going_on(first, own[primary])
+    if after is not None:
+
+        def adds(s: Sentence) -> float:
+            return covered((s.terms & weights.keys()) - first.terms - have)
+
+        if not others or adds(after) >= adds(others[0]):
+            others.insert(0, after)
+    for s in [first, *others]:
         if len(chosen) >= PRIMARY_SENTENCES:
             break
         if chosen and words + len(s.text.split()) > MAX_WORDS:

@@ -103,6 +103,71 @@ async def test_answer_about_with_starts_with_its_definition() -> None:
     assert _cited(answer) == {1}
 
 
+_RESTRICTION = '"halt" may only occur syntactically nested in a loop, never in a function defined in it.'
+_GOES_ON = "It stops the nearest enclosing loop and skips the else clause that loop may have."
+_FINALLY = 'When "halt" passes control out of a try statement with a finally clause, that clause runs first.'
+
+
+@pytest.mark.parametrize(
+    ("question", "excerpt", "quoted", "left_out"),
+    [
+        # The sentence after the first opens with "It": it says what the first is about.
+        (
+            "What does the halt statement do?",
+            f"{_RESTRICTION}\n\n{_GOES_ON}\n\n{_FINALLY}",
+            _GOES_ON,
+            _FINALLY,
+        ),
+        # Code between them: its "It" may point at the code, not at the first sentence.
+        (
+            "What does the halt statement do?",
+            f"{_RESTRICTION}\n\n   while True:\n       halt()\n\n{_GOES_ON}\n\n{_FINALLY}",
+            _FINALLY,
+            _GOES_ON,
+        ),
+        # A sentence left out between them (a heading-like fragment): the same.
+        (
+            "What does the halt statement do?",
+            f"{_RESTRICTION} Changed in version 3.8: halt got faster. {_GOES_ON}\n\n{_FINALLY}",
+            _FINALLY,
+            _GOES_ON,
+        ),
+        # Another sentence holds more of the question ("finally clause"): it is quoted instead.
+        (
+            "What does the halt statement do in a finally clause?",
+            f"{_RESTRICTION}\n\n{_GOES_ON}\n\n{_FINALLY}",
+            _FINALLY,
+            _GOES_ON,
+        ),
+    ],
+)
+def test_the_sentence_going_on_from_the_first_follows_it(
+    question: str, excerpt: str, quoted: str, left_out: str
+) -> None:
+    answer = compose_answer(question, [_written("The halt statement", excerpt)])
+
+    assert answer.startswith(_RESTRICTION.removesuffix(".") + " [1]")
+    assert quoted.removesuffix(".") in answer
+    assert left_out.removesuffix(".") not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "key", "going_on"),
+    [
+        ("What does the break statement do?", "break", "It terminates the nearest enclosing loop"),
+        ("What does the continue statement do?", "continue", "It continues with the next cycle of the"),
+        ("What does the global statement do?", "global", "It means that the listed identifiers are to be"),
+    ],
+)
+def test_demo_statements_are_answered_with_what_they_do(question: str, key: str, going_on: str) -> None:
+    """The demo's pages on break, continue and global state a restriction first and what the
+    statement does right after, as "It ..." (bench/relevance_labeled.jsonl)."""
+    answer = compose_answer(question, _sources(key, "floating"))
+
+    assert going_on in answer
+    assert _cited(answer) == {1}
+
+
 async def test_output_is_deterministic() -> None:
     sources = _sources("try", "raise", "with")
     prompt = build_prompt("What happens to an exception in a finally clause?", sources)
@@ -270,8 +335,8 @@ async def test_words_the_text_wrapped_at_their_hyphen_are_quoted_whole() -> None
     """pydoc wraps "built-in" after its hyphen; the answer reads "built-in", not "built- in"."""
     sources = _sources("bltin-code-objects")
     assert "built-\n" in sources[0].excerpt
-    answer = await _answer("What should I know about code objects?", sources)
-    assert "built-in" in answer
+    answer = await _answer("Which built-in function returns code objects?", sources)
+    assert 'returned by the built-in "compile()" function' in answer
     assert "- " not in answer.replace(" - ", "")
 
 
