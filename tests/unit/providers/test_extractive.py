@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pydoc_data.topics import topics
 
 import pytest
@@ -42,6 +43,14 @@ def _topic_source(number: int, key: str, limit: int = 2500) -> RetrievedSource:
 
 def _sources(*keys: str) -> list[RetrievedSource]:
     return [_topic_source(i, key) for i, key in enumerate(keys, start=1)]
+
+
+def _scored(*keys_and_scores: tuple[str, float]) -> list[RetrievedSource]:
+    """Demo topics as sources 1..N with the scores retrieval gave them."""
+    return [
+        replace(_topic_source(i, key), score=score, lexical_score=score)
+        for i, (key, score) in enumerate(keys_and_scores, start=1)
+    ]
 
 
 def _written(title: str, excerpt: str, number: int = 1, score: float = 1.0) -> RetrievedSource:
@@ -168,6 +177,28 @@ def test_demo_statements_are_answered_with_what_they_do(question: str, key: str,
     assert _cited(answer) == {1}
 
 
+@pytest.mark.parametrize(
+    ("question", "keys_and_scores", "first_quoted"),
+    [
+        # The titles name "for statement" and "with statement"; retrieval scored the page on
+        # coroutines, which holds "async" too, twice as high or more: it is quoted first.
+        ("How does the async for statement work?", (("async", 0.75), ("for", 0.28)), 1),
+        ("How does the async with statement work?", (("async", 0.75), ("with", 0.375)), 1),
+        # Scored near the first (at least PRIMARY_SCORE_SHARE of it), the page the title names is.
+        ("How does the for statement work?", (("compound", 0.6), ("for", 0.55)), 2),
+        ("How does the async for statement work?", (("async", 0.75), ("for", 0.5)), 2),
+    ],
+)
+def test_the_page_quoted_first_is_one_retrieval_scored_near_the_best(
+    question: str, keys_and_scores: tuple[tuple[str, float], ...], first_quoted: int
+) -> None:
+    answer = compose_answer(question, _scored(*keys_and_scores))
+
+    first_marker = MARKER.search(answer)
+    assert first_marker is not None
+    assert int(first_marker.group(1)) == first_quoted
+
+
 async def test_output_is_deterministic() -> None:
     sources = _sources("try", "raise", "with")
     prompt = build_prompt("What happens to an exception in a finally clause?", sources)
@@ -199,7 +230,8 @@ async def test_every_cited_number_is_within_range(question: str) -> None:
 
 
 async def test_sources_that_contribute_nothing_stay_uncited() -> None:
-    sources = _sources("string-methods", "lambda", "floating")
+    # The lambda page ranked second but scored near the first (PRIMARY_SCORE_SHARE).
+    sources = _scored(("string-methods", 0.8), ("lambda", 0.75), ("floating", 0.3))
 
     answer = await _answer("What is a lambda expression?", sources)
 
