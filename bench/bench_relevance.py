@@ -646,31 +646,11 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
         f"The curve ({first['db']}, current scorer); the default is the lowest threshold declining at least "
         f"{_pct(DECLINE_AIM)} of the off-topic questions:",
         "",
-        "| threshold | off-topic declined | precision of declines | on-topic right first "
-        "| paraphrase top-5 |",
-        "|---|---|---|---|---|",
-    ]
-    for p in first["new"]["curve"]:
-        mark = " **(default)**" if p["threshold"] == first["new"]["chosen"]["threshold"] else ""
-        lines.append(
-            f"| {p['threshold']:.2f}{mark} | {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
-            f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} |"
-        )
-    lines += [
+        *_curve_table(first["new"], "default"),
         "",
         f"The old scorer's curve ({first['db']}), for the comparison at equal declines:",
         "",
-        "| threshold | off-topic declined | precision of declines | on-topic right first "
-        "| paraphrase top-5 |",
-        "|---|---|---|---|---|",
-    ]
-    for p in first["old"]["curve"]:
-        mark = " **(90 % declined)**" if p["threshold"] == first["old"]["chosen"]["threshold"] else ""
-        lines.append(
-            f"| {p['threshold']:.2f}{mark} | {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
-            f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} |"
-        )
-    lines += [
+        *_curve_table(first["old"], "90 % declined"),
         "",
         "Chosen per database: "
         + ", ".join(f"{r['db']} {r['new']['chosen']['threshold']:.2f}" for r in results)
@@ -716,6 +696,22 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 lines += ["", f"Offline answers not opening with a right document ({key}, {r['db']}):", ""]
                 lines += [f"- {m}" for m in answers["misses"]]
     return "\n".join(lines) + "\n"
+
+
+def _curve_table(scorer: dict[str, Any], chosen: str) -> list[str]:
+    """A scorer's curve as a table, the threshold it chose marked `chosen`."""
+    lines = [
+        "| threshold | off-topic declined | precision of declines | on-topic right first "
+        "| paraphrase top-5 |",
+        "|---|---|---|---|---|",
+    ]
+    for p in scorer["curve"]:
+        mark = f" **({chosen})**" if p["threshold"] == scorer["chosen"]["threshold"] else ""
+        lines.append(
+            f"| {p['threshold']:.2f}{mark} | {_pct(p['declined_recall'])} | {_pct(p['declined_precision'])} "
+            f"| {_pct(p['right_first'])} | {_pct(p['paraphrase_top5'])} |"
+        )
+    return lines
 
 
 def _answers_markdown(results: list[dict[str, Any]]) -> list[str]:
