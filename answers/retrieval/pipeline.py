@@ -92,7 +92,7 @@ from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import holds_all, query_terms, rare_names, stem, subject_terms, term_weights
-from answers.retrieval.rerank import Passage, Reranker, title_excess, title_stems
+from answers.retrieval.rerank import Passage, Reranker, title_excess
 from answers.retrieval.types import Retrieval, RetrievedSource
 
 CANDIDATE_LIMIT = 50
@@ -383,14 +383,12 @@ def retrieve(
     # exactly what was asked, rerank.title_excess); then the candidates' order: the engine's (best
     # first), or the fused one.
     stems = frozenset(map(stem, terms))
-    excess = {}
-    for item in scored:
-        if item.candidate.title not in excess:
-            found_excess = title_excess(stems, item.candidate.title)
-            excess[item.candidate.title] = NOT_NAMED if found_excess is None else found_excess
-    ranked = sorted(
-        enumerate(scored), key=lambda pair: (-pair[1].score, excess[pair[1].candidate.title], pair[0])
-    )
+
+    def named_order(item: Scored) -> int:
+        excess = title_excess(stems, item.candidate.title)  # cached per title (rerank)
+        return NOT_NAMED if excess is None else excess
+
+    ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, named_order(pair[1]), pair[0]))
     trace["timings_ms"]["rerank"] = _round((time.perf_counter() - reranking) * 1000)
 
     by_document: dict[int, list[Scored]] = {}
@@ -406,7 +404,7 @@ def retrieve(
         if len(sources) >= max_sources:
             trace["cut_by_cap"].append(_entry(best, fusion))
             continue
-        named = stems <= title_stems(best.candidate.title)
+        named = title_excess(stems, best.candidate.title) is not None
         excerpt, chunk_ids = _excerpt(document_chunks, named=named)
         number = len(sources) + 1
         sources.append(
