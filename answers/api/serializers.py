@@ -367,6 +367,8 @@ class TrailOutputSerializer(serializers.ModelSerializer[Answer]):
             "fallback",
             "declined",
             "truncated",
+            "usage",
+            "native",
             "provider",
             "model",
             "prompt_version",

@@ -25,6 +25,10 @@ class Answer(models.Model):
         JSON = "json", "JSON"
         SSE = "sse", "SSE"
 
+    class Origin(models.TextChoices):
+        READER = "reader", "Reader"
+        EVALUATION = "evaluation", "Evaluation run"
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         STREAMING = "streaming", "Streaming"
@@ -56,6 +60,11 @@ class Answer(models.Model):
         ),
     )
     delivery = models.CharField(max_length=8, choices=Delivery.choices)
+    # Who asked: a reader, or an evaluation run (docs/api.md); evaluation answers never show on
+    # readers' pages, conversations or the citation health page.
+    origin = models.CharField(
+        max_length=16, choices=Origin.choices, default=Origin.READER, editable=False, db_index=True
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     provider = models.CharField(max_length=50)
     model = models.CharField(max_length=200, blank=True)
@@ -100,6 +109,18 @@ class Answer(models.Model):
         help_text="The version of the citation rules the trail was computed under (docs/citations.md).",
     )
     truncated = models.BooleanField(default=False)
+    usage = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Token usage the provider reported ({prompt_tokens, completion_tokens}); null when none.",
+    )
+    native = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="Each native citation as the provider gave it (docs/api.md, the trail's `native`).",
+    )
     error_kind = models.CharField(
         max_length=32, blank=True
     )  # an ErrorKind (no choices: admin shows the value)

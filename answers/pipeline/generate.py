@@ -151,6 +151,8 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
             raw_text=progress.text,
             truncated=generation.truncated,
             quotes=_clean_quotes(generation.quotes),
+            usage=generation.usage,
+            native=generation.native,
             first_piece_ms=progress.first_piece_ms,
             generation_ms=progress.elapsed_ms,
             total_ms=(time.monotonic() - started.started_at) * 1000,

@@ -41,6 +41,8 @@ _COMPLETED_FIELDS = [
     "html",
     "rules_version",
     "truncated",
+    "usage",
+    "native",
     "status",
     "first_piece_ms",
     "generation_ms",
@@ -159,11 +161,13 @@ def answer_complete(
     total_ms: float,
     truncated: bool = False,
     quotes: Mapping[int, list[str]] | None = None,
+    usage: dict[str, int] | None = None,
+    native: list[dict[str, object]] | None = None,
 ) -> Answer:
     """Step 5-6: strip, finalize and persist the pair and every source's outcome at once.
 
-    `truncated` and `quotes` (by original source number) are what the provider reported
-    besides the text (answers.providers.base.Generation).
+    `truncated`, `quotes` (by original source number), `usage` and `native` are what the
+    provider reported besides the text (answers.providers.base.Generation).
 
     Returns the answer with its sources loaded (selectors.with_sources()).
     """
@@ -191,6 +195,8 @@ def answer_complete(
         answer.normalized = trail.normalized_json()
         answer.rules_version = RULES_VERSION
         answer.truncated = truncated
+        answer.usage = usage
+        answer.native = list(native or [])
         answer.status = Answer.Status.DONE
         answer.first_piece_ms = first_piece_ms
         answer.generation_ms = generation_ms

@@ -60,6 +60,21 @@ class Generation:
     # Passages a provider with native citations said it cited, by source number (1..N),
     # in the order the citations arrived, each passage once per source.
     quotes: dict[int, list[str]] = field(default_factory=dict)
+    # Token usage as the provider reported it ({"prompt_tokens", "completion_tokens"}), or None
+    # when it reported none (docs/api.md, the trail's `usage`).
+    usage: dict[str, int] | None = None
+    # Each native citation as the provider gave it, in arrival order: the trail's `native`
+    # record (docs/api.md, "Providers"); its shape is the provider's.
+    native: list[dict[str, object]] = field(default_factory=list)
+
+    def set_usage(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        """Records the usage a provider reported; a report without either count leaves it None."""
+        if prompt_tokens is None and completion_tokens is None:
+            return
+        self.usage = {
+            "prompt_tokens": int(prompt_tokens or 0),
+            "completion_tokens": int(completion_tokens or 0),
+        }
 
     def add_quote(self, number: int, text: str) -> None:
         quotes = self.quotes.setdefault(number, [])
