@@ -373,5 +373,8 @@ LOGGING = {
         "openai": {"level": "WARNING"},
         # django-eventstream logs "added listener <id>" at INFO for every stream opened: noise at scale.
         "django_eventstream": {"level": "WARNING"},
+        # `runserver` (daphne's) logs each request line here; Django's own "django" logger would
+        # print it a second time under DEBUG before it reaches the root handler.
+        "django.channels.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
