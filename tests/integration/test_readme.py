@@ -80,3 +80,16 @@ def test_readmes_offline_commands_run_as_written_in_a_fresh_checkout(fresh_check
     assert "Sources" in asked
     token = next(output for command, output in outputs.items() if " drf_create_token " in command)
     assert re.search(r"[0-9a-f]{40}", token)
+
+
+def test_readme_reads_the_trail_with_a_token_it_says_how_to_make() -> None:
+    """The trail is 401 without a token: the block that reads it makes one first and sends it."""
+    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    trail_reads = [b for b in blocks if re.search(r"curl [^\n]*/trail/", b)]
+    assert trail_reads, "README shows no request for the trail"
+    for block in trail_reads:
+        made = block.find("drf_create_token")
+        sent = re.search(r'curl [^\n]*-H "Authorization: Token \$TOKEN"[^\n]*/trail/', block)
+        assert made != -1, block
+        assert sent, block
+        assert made < sent.start(), block
