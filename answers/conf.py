@@ -171,10 +171,6 @@ class AnswersSettings:
         """Support score (0..1) at or above which a source counts as supporting a sentence."""
         return float(getattr(settings, "ANSWERS_SUPPORT_MIN", 0.5))
 
-    @property
-    def MAX_QUESTION_LENGTH(self) -> int:
-        return 2000
-
     # --- Dense retrieval (answers.retrieval.embeddings) ---
     @property
     def EMBEDDINGS(self) -> str:

@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.core.validators import MaxLengthValidator
 
-from answers.conf import conf
-from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
+from answers.questions import MAX_LENGTH, question_refusal
 
 
 class AskForm(forms.Form):
@@ -22,14 +20,11 @@ class AskForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # The limit is read per form, not at import, so it follows the settings.
-        limit = conf.MAX_QUESTION_LENGTH
-        field = self.fields["question"]
-        field.validators.append(MaxLengthValidator(limit))
-        field.widget.attrs["maxlength"] = str(limit)
+        self.fields["question"].widget.attrs["maxlength"] = str(MAX_LENGTH)
 
     def clean_question(self) -> str:
         question: str = self.cleaned_data["question"]
-        if not has_visible_character(question):
-            raise forms.ValidationError(NO_VISIBLE_CHARACTER)
+        refusal = question_refusal(question)
+        if refusal:
+            raise forms.ValidationError(refusal)
         return question

@@ -16,11 +16,23 @@ INVISIBLE = frozenset(
 )
 
 NO_VISIBLE_CHARACTER = "The question must hold at least one visible character."
+# The most characters a question may hold (docs/api.md, `POST /api/answers/`): a constant of the
+# contract, not a setting.
+MAX_LENGTH = 2000
 
 
 def has_visible_character(text: str) -> bool:
     """Whether `text` holds a character a reader would see (not only spaces or invisible characters)."""
     return any(c not in INVISIBLE for c in text)
+
+
+def question_refusal(text: str) -> str | None:
+    """Why `text` cannot be asked, or None when it can: the one rule of the API, the page's form and `ask`."""
+    if not has_visible_character(text):
+        return NO_VISIBLE_CHARACTER
+    if len(text) > MAX_LENGTH:
+        return f"Ensure this field has at most {MAX_LENGTH} characters (it has {len(text)})."
+    return None
 
 
 def _escape(c: str) -> str:

@@ -26,7 +26,6 @@ from django.views.decorators.http import require_POST, require_safe
 from answers import selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
-from answers.conf import conf
 from answers.conversations.selectors import conversation_get, conversation_turns
 from answers.conversations.services import (
     Asker,
@@ -41,6 +40,7 @@ from answers.models import Answer
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.pipeline.store import AnswerDeleted
+from answers.questions import MAX_LENGTH as MAX_QUESTION_LENGTH
 from answers.rendering import link_url, source_anchor
 from answers.sse.channels import events_url, stream_refusal
 from answers.sse.views import method_refusal
@@ -150,7 +150,7 @@ def ask_page(request: HttpRequest) -> HttpResponse:
 
     `?q=` fills the question box (an example question chosen without JavaScript, a shared link).
     """
-    question = request.GET.get("q", "")[: conf.MAX_QUESTION_LENGTH]
+    question = request.GET.get("q", "")[:MAX_QUESTION_LENGTH]
     return _ask_page(request, AskForm(initial={"question": question}))
 
 

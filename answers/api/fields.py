@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from answers.conf import conf
+from answers.questions import MAX_LENGTH as MAX_QUESTION_LENGTH
 from answers.questions import VISIBLE
 from answers.selectors import parse_answer_id
 
@@ -46,7 +46,7 @@ class StrictIntegerField(serializers.IntegerField):
     {
         "type": "string",
         "minLength": 1,
-        "maxLength": conf.MAX_QUESTION_LENGTH,
+        "maxLength": MAX_QUESTION_LENGTH,
         # A visible character (answers/questions.py), and no NUL (no database stores it).
         "pattern": rf"^[^\x00]*{VISIBLE}[^\x00]*$",
         # What the API docs' "Try it out" fills in (without it, a string generated from the pattern).

@@ -15,9 +15,8 @@ from answers.api.fields import (
     StrictUUIDField,
 )
 from answers.citations.trail import MarkerOutcome
-from answers.conf import conf
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
-from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
+from answers.questions import question_refusal
 from answers.retrieval.access import NOTHING_WITHHELD, Redaction
 from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
@@ -34,13 +33,9 @@ class AskInputSerializer(serializers.Serializer[Any]):
     )
 
     def validate_question(self, value: str) -> str:
-        if not has_visible_character(value):
-            raise serializers.ValidationError(NO_VISIBLE_CHARACTER)
-        limit = conf.MAX_QUESTION_LENGTH
-        if len(value) > limit:
-            raise serializers.ValidationError(
-                f"Ensure this field has no more than {limit} characters (it has {len(value)})."
-            )
+        refusal = question_refusal(value)
+        if refusal:
+            raise serializers.ValidationError(refusal)
         return value
 
 

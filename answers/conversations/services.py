@@ -22,6 +22,7 @@ from answers.conf import conf
 from answers.conversations.history import History, PastTurn, assemble, marker_free
 from answers.conversations.standalone import standalone
 from answers.models import Answer, Conversation
+from answers.questions import MAX_LENGTH as MAX_QUESTION_LENGTH
 
 IN_FLIGHT = (Answer.Status.PENDING, Answer.Status.STREAMING)
 
@@ -175,7 +176,7 @@ async def turn_plan(
         history=context.history,
         follow_up=question,
         previous_question=context.previous_question,
-        max_length=conf.MAX_QUESTION_LENGTH,
+        max_length=MAX_QUESTION_LENGTH,
     )
     return TurnPlan(
         conversation_id=conversation_id,
