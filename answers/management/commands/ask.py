@@ -16,6 +16,7 @@ from answers.conversations.services import Asker, ConversationRefused
 from answers.models import Answer, AnswerSource, Conversation
 from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON, Publisher
+from answers.questions import question_refusal
 from answers.retrieval.types import RetrievedSource
 
 
@@ -84,10 +85,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         question = options["question"].strip()
-        if not question:
-            raise CommandError("The question is empty.")
-        if len(question) > conf.MAX_QUESTION_LENGTH:
-            raise CommandError(f"The question is longer than {conf.MAX_QUESTION_LENGTH} characters.")
+        refusal = question_refusal(question)
+        if refusal:
+            raise CommandError(refusal)
         conversation = self._conversation(options["conversation"])
         publisher: Publisher = JSON
         if options["stream"]:
