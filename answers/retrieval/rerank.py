@@ -70,28 +70,13 @@ Python reference, where a fifth of the chunks say it) gets no dense part: its sc
 the lexical one (answers.retrieval.pipeline leaves its similarity out; the trace's
 `dense.names` lists the names).
 
-The weight, measured on a real model (all-MiniLM-L6-v2, bench/embeddings_minilm.py;
-bench/bench_relevance.py sweeps w over 0..1 on the labeled set and the six held-out
-sets, SQLite and PostgreSQL with pgvector alike, figures in bench/RESULTS_relevance.md).
-At the default threshold 0.25, off-topic declined / on-topic right first / paraphrase
-top-5, labeled set on SQLite (held out: the six sets' paraphrase top-5):
-
-    lexical alone   92 % / 100 % / 70 %    (60, 81, 53, 30, 50, 42 %)
-    w = 0.25        92 % / 100 % / 73 %    (60, 94, 60, 40, 60, 50 %)
-    w = 0.35        92 % / 100 % / 77 %    (70, 94, 73, 40, 60, 58 %)   DENSE_WEIGHT
-    w = 0.50        89 % / 100 % / 77 %    (90, 94, 80, 40, 70, 58 %)
-    w = 0.75        87 % / 100 % / 83 %    (90, 88, 93, 60, 70, 67 %)
-    w = 1.00        82 % / 99 % / 90 %     (90, 100, 93, 90, 70, 67 %)
-
-DENSE_WEIGHT is the largest weight that keeps the three aims on the labeled set
-(off-topic declined >= 90 %, on-topic right first >= 95 %, paraphrase top-5 no lower
-than lexical alone), as ANSWERS_MIN_SCORE is the lowest threshold that declines 90 %:
-0.35 (at the threshold 0.30 chosen before the title-phrase part, it was 0.5; before
-the name rule, 0.75 declined 84 % of the labeled off-topic questions). With this model
-a near miss that names nothing ("What is a string quartet?", "What is string theory in
-physics?") is as similar to a page as a paraphrase is; a larger weight finds more paraphrases and
-answers more of those. A site whose model tells near misses apart raises the weight;
-run the benchmark with that model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
+DENSE_WEIGHT (0.35) is the largest weight that keeps the three aims on the labeled set
+(off-topic declined >= 90 %, on-topic right first >= 95 %, paraphrase top-5 no lower than
+lexical alone), as ANSWERS_MIN_SCORE is the lowest threshold that declines 90 %; the sweep
+of the weight on a real model, every set on both databases, is bench/bench_relevance.py's,
+with its figures in bench/RESULTS_relevance.md (not copied here, so they cannot go stale).
+A site whose model tells near misses apart raises the weight; run the benchmark with that
+model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
 """
 
 from __future__ import annotations
