@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 
+from answers.admin.exports import QAExportMixin, ReviewResource
 from answers.admin.filters import LatestReviewFilter
 from answers.admin.selectors import review_is_latest_expression
 from answers.feedback import feedback_resolve_for_review
@@ -98,7 +99,7 @@ class ReviewSourceFlagInline(_FlagInlineBase):
         return False
 
 
-class ReviewAdmin(_ReviewAdminBase):
+class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
     list_display = ("answer_question", "verdict", "reviewer", "created_at", "counts")
     # The first column links to the answer; the review's own page is reached by its verdict (two links
     # in one cell would nest, and the browser would leave an empty link before the question).
@@ -109,6 +110,7 @@ class ReviewAdmin(_ReviewAdminBase):
     ordering = ("-created_at", "-id")
     raw_id_fields = ("answer",)
     inlines = (ReviewSourceFlagInline,)
+    resource_classes = (ReviewResource,)
 
     class Media:
         css = {"all": ("answers/admin_review.css",)}
@@ -117,7 +119,8 @@ class ReviewAdmin(_ReviewAdminBase):
     readonly_fields = ("reviewer", "created_at")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
-        return super().get_queryset(request).annotate(latest=review_is_latest_expression())
+        reviews: QuerySet[Review] = super().get_queryset(request)
+        return reviews.annotate(latest=review_is_latest_expression())
 
     # Append-only: a saved review is shown (its page has no save or delete), a correction is a new one.
     def has_change_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
