@@ -232,6 +232,8 @@ class FeedbackResource(_Resource):
 class QAExportMixin(ExportMixin, _ExportMixinBase):  # type: ignore[misc]
     """*Export* on a QA list: CSV, XLSX or JSON of the rows its filters and search select."""
 
+    export_template_name = "admin/answers/export.html"
+
     def get_export_formats(self) -> list[type[base_formats.Format]]:
         return list(EXPORT_FORMATS)
 
