@@ -5,24 +5,13 @@ save or delete, and the answer list's Export downloads exactly the rows its filt
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.fixtures.browser_pages import fresh_page
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION
 from tests.fixtures.page_checks import clipped, empty_links, scrolls_sideways
 from tests.fixtures.providers import Reply, StubOpenAIServer
-
-
-@pytest.fixture
-def wide_page(browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[Page]:
-    browser_stub.reset()
-    with fresh_page(browser, browser_server.url) as page:
-        page.set_viewport_size({"width": 1280, "height": 900})
-        yield page
 
 
 def ask(page: Page, stub: StubOpenAIServer, reply: str) -> str:
