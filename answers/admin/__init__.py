@@ -1,11 +1,12 @@
 """The QA admin: every model's admin page is registered here, so Django's autodiscover finds them all.
 
 - `answers`: the answer list and the read-only answer page (its panels in `panels/`, one module each).
-- `reviews`: reviewers' verdicts, the only thing they write (a review resolves readers' feedback).
+- `reviews`: reviewers' verdicts, the only thing they write, append-only (a review resolves feedback).
 - `feedback`: readers' feedback, read-only; reviewers may mark it resolved.
 - `documents`: the site's content, read-only.
 - `conversations`: conversations and their turns, read-only; the answer page's conversation panel.
 - `health`: the citation health page (served by the answer admin).
+- `exports`: CSV/XLSX/JSON exports of the answer, review and feedback lists (django-import-export).
 - `selectors`: the read queries behind these pages (they read the stored `AnswerSource.renumbered`).
 """
 

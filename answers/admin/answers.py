@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
 from answers.admin.conversations import FollowUpFilter, conversation_panel
+from answers.admin.exports import AnswerResource, QAExportMixin
 from answers.admin.filters import (
     GroundedUncitedFilter,
     HasDroppedFilter,
@@ -75,7 +76,7 @@ def _panel(name: str, **context: Any) -> SafeString:
 # --- Answers: the audit record, read-only ------------------------------------------------------
 
 
-class AnswerAdmin(_AnswerAdminBase):
+class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
     list_display = (
         "question_short",
         "status",
@@ -119,6 +120,9 @@ class AnswerAdmin(_AnswerAdminBase):
     show_full_result_count = False
     actions = ("export_trails",)
     change_list_template = "admin/answers/answer/change_list.html"
+    # The list's own template carries the Export link (import-export's would hide the health link).
+    import_export_change_list_template = None
+    resource_classes = (AnswerResource,)
     change_form_template = "admin/answers/answer/change_form.html"
 
     fieldsets_done = (

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
+from answers.admin.exports import FeedbackResource, QAExportMixin, feedback_sender, flagged_source_label
 from answers.admin.reviews import answer_link
 from answers.feedback import feedback_resolve
 from answers.models import Feedback
@@ -50,7 +51,7 @@ class FlaggedFilter(admin.SimpleListFilter):
         return None
 
 
-class FeedbackAdmin(_FeedbackAdminBase):
+class FeedbackAdmin(QAExportMixin, _FeedbackAdminBase):
     list_display = (
         "answer_question",
         "verdict",
@@ -68,6 +69,7 @@ class FeedbackAdmin(_FeedbackAdminBase):
     search_fields = ("answer__question", "comment")
     ordering = ("-created_at", "-id")
     actions = ("mark_resolved",)
+    resource_classes = (FeedbackResource,)
     fields = (
         "answer",
         "verdict",
@@ -101,10 +103,7 @@ class FeedbackAdmin(_FeedbackAdminBase):
 
     @admin.display(description="flagged source")
     def flagged_source(self, obj: Feedback) -> str:
-        source = obj.source
-        if source is None:
-            return "—"
-        return f"[{source.final_number}] {source.title}"
+        return flagged_source_label(obj) or "—"
 
     @admin.display(description="comment")
     def comment_short(self, obj: Feedback) -> str:
@@ -112,9 +111,7 @@ class FeedbackAdmin(_FeedbackAdminBase):
 
     @admin.display(description="from")
     def sender(self, obj: Feedback) -> str:
-        if obj.user is not None:
-            return str(obj.user.get_username())
-        return f"anonymous reader {obj.client[:8]}" if obj.client else "anonymous reader"
+        return feedback_sender(obj)
 
     @admin.display(description="resolved", boolean=True, ordering="resolved_at")
     def resolved(self, obj: Feedback) -> bool:

@@ -1,5 +1,6 @@
-"""The answer list's filters (answers.admin.answers.AnswerAdmin.list_filter): each reads a stored
-fact or an annotation of answers.admin.selectors.answer_list_annotate, never recomputes one."""
+"""The answer list's filters (answers.admin.answers.AnswerAdmin.list_filter), and the review list's
+latest-review filter: each reads a stored fact or an annotation of answers.admin.selectors, never
+recomputes one."""
 
 from __future__ import annotations
 
@@ -106,6 +107,14 @@ class MayNotAddressFilter(_BooleanFilter):
 
     title = "may not address the question"
     parameter_name = "may_not_address"
+
+
+class LatestReviewFilter(_BooleanFilter):
+    """The review list's: whether a review is its answer's latest (the one that counts) or corrected
+    since (answers.admin.selectors.review_is_latest_expression, annotated as `latest`)."""
+
+    title = "counts (latest of its answer)"
+    parameter_name = "latest"
 
 
 class VerdictFilter(admin.SimpleListFilter):

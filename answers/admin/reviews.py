@@ -1,4 +1,8 @@
-"""Reviews: the only thing QA reviewers write (a verdict per answer, with flags on its sources)."""
+"""Reviews: the only thing QA reviewers write (a verdict per answer, with flags on its sources).
+
+Append-only (docs/api.md, "Reviews"): a saved review and its flags are shown, never changed or
+deleted; a correction is a new review, and the answer's latest review is the one that counts.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,22 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.contrib import admin
-from django.db.models import F
+from django.contrib import admin, messages
+from django.contrib.admin.options import IS_POPUP_VAR
+from django.db.models import F, QuerySet
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 
+from answers.admin.exports import QAExportMixin, ReviewResource
+from answers.admin.filters import LatestReviewFilter
+from answers.admin.selectors import review_is_latest_expression
 from answers.feedback import feedback_resolve_for_review
 from answers.models import AnswerSource, Feedback, Review, ReviewSourceFlag
+from answers.selectors import may_read_trails
 
 if TYPE_CHECKING:
     # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).
@@ -32,11 +42,6 @@ def _answer_id_from(request: HttpRequest) -> uuid.UUID | None:
         return uuid.UUID(str(raw)) if raw else None
     except ValueError:
         return None
-
-
-def _owns(request: HttpRequest, review: Review | None) -> bool:
-    """Reviewers change only what they wrote; superusers anything."""
-    return review is None or request.user.is_superuser or review.reviewer_id == request.user.pk
 
 
 def answer_link(obj: Review | Feedback) -> SafeString:
@@ -82,53 +87,87 @@ class ReviewSourceFlagInline(_FlagInlineBase):
             field.label_from_instance = source_label  # type: ignore[assignment]  # Django's documented hook
         return formset
 
-    def has_add_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
-        return super().has_add_permission(request, obj) and _owns(request, obj)
+    # For an inline, `obj` is the parent review (the stubs type it as the inline's model): flags are
+    # written with their review, never added to, changed in or removed from a saved one.
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is None and super().has_add_permission(request, obj)
 
-    # For an inline, `obj` is the parent review (the stubs type it as the inline's model).
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return super().has_change_permission(request, obj) and _owns(request, obj)
+        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return super().has_delete_permission(request, obj) and _owns(request, obj)
+        return False
 
 
-class ReviewAdmin(_ReviewAdminBase):
-    list_display = ("answer_question", "verdict", "reviewer", "created_at", "updated_at")
+class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
+    list_display = ("answer_question", "verdict", "reviewer", "created_at", "counts")
     # The first column links to the answer; the review's own page is reached by its verdict (two links
     # in one cell would nest, and the browser would leave an empty link before the question).
     list_display_links = ("verdict",)
-    list_filter = ("verdict", "created_at")
+    list_filter = ("verdict", LatestReviewFilter, "created_at")
     list_select_related = ("answer", "reviewer")
     search_fields = ("answer__question", "notes")
     ordering = ("-created_at", "-id")
     raw_id_fields = ("answer",)
     inlines = (ReviewSourceFlagInline,)
+    resource_classes = (ReviewResource,)
 
     class Media:
         css = {"all": ("answers/admin_review.css",)}
 
-    fields = ("answer", "verdict", "notes", "reviewer", "created_at", "updated_at")
+    fields = ("answer", "verdict", "notes", "reviewer", "created_at")
+    readonly_fields = ("reviewer", "created_at")
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Review | None = None) -> tuple[str, ...]:
-        # A review stays on the answer it was written for.
-        return ("reviewer", "created_at", "updated_at", *(("answer",) if obj is not None else ()))
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
+        reviews: QuerySet[Review] = super().get_queryset(request)
+        return reviews.annotate(latest=review_is_latest_expression())
 
+    # Append-only: a saved review is shown (its page has no save or delete), a correction is a new one.
     def has_change_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
-        return super().has_change_permission(request, obj) and _owns(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
-        # Verdicts are kept with their reviewer and time.
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Review | None = None) -> bool:
+        return False
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # One button: a saved review cannot be edited further, and the next one is for another answer.
+        extra_context = {**(extra_context or {}), "show_save_and_continue": False}
+        extra_context["show_save_and_add_another"] = False
+        return super().add_view(request, form_url, extra_context)
+
     def save_model(self, request: HttpRequest, obj: Review, form: Any, change: bool) -> None:
-        if not change:
-            obj.reviewer = request.user  # type: ignore[assignment]
+        obj.reviewer = request.user  # type: ignore[assignment]
         super().save_model(request, obj, form, change)
-        if not change:
-            # A new review covers the reader feedback the answer had by then (admin's save is atomic).
-            feedback_resolve_for_review(review=obj)
+        # A new review covers the reader feedback the answer had by then (admin's save is atomic).
+        feedback_resolve_for_review(review=obj)
+
+    def response_add(
+        self, request: HttpRequest, obj: Review, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        if IS_POPUP_VAR in request.POST:
+            return super().response_add(request, obj, post_url_continue)
+        resolved = Feedback.objects.filter(resolved_by=obj).count()
+        self.message_user(request, review_saved_message(obj, resolved=resolved), messages.SUCCESS)
+        # Back to the answer the reviewer came from, where the new review now heads the reviews.
+        if may_read_trails(request.user):
+            return HttpResponseRedirect(reverse("admin:answers_answer_change", args=[obj.answer_id]))
+        return HttpResponseRedirect(reverse("admin:answers_review_changelist"))
 
     @admin.display(description="answer", ordering="answer__question")
     def answer_question(self, obj: Review) -> SafeString:
         return answer_link(obj)
+
+    @admin.display(description="counts (latest of its answer)", boolean=True, ordering="latest")
+    def counts(self, obj: Review) -> bool:
+        return bool(getattr(obj, "latest", False))
+
+
+def review_saved_message(review: Review, *, resolved: int) -> str:
+    """What saving a review says: its verdict, the answer by its question, the feedback it resolved."""
+    feedback = {0: "no reader feedback", 1: "1 reader feedback item"}.get(
+        resolved, f"{resolved} reader feedback items"
+    )
+    question = Truncator(review.answer.question).chars(100)
+    return f"Review saved: “{review.get_verdict_display()}” on “{question}”. It resolved {feedback}."

@@ -16,8 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import (
+    BooleanField,
     Count,
     Exists,
+    ExpressionWrapper,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -58,10 +60,19 @@ def has_dropped_expression() -> Exists:
     return Exists(AnswerSource.objects.filter(answer=OuterRef("pk"), status=AnswerSource.Status.DROPPED))
 
 
+def _latest_review(answer: OuterRef, field: str) -> Subquery:
+    """`field` of the answer's latest review: reviews are append-only, and the latest one counts."""
+    return Subquery(Review.objects.filter(answer=answer).order_by("-created_at", "-pk").values(field)[:1])
+
+
 def latest_verdict_expression() -> Subquery:
-    return Subquery(
-        Review.objects.filter(answer=OuterRef("pk")).order_by("-created_at", "-pk").values("verdict")[:1]
-    )
+    """On answers: the verdict of the answer's latest review (null when unreviewed)."""
+    return _latest_review(OuterRef("pk"), "verdict")
+
+
+def review_is_latest_expression() -> ExpressionWrapper[Q]:
+    """On reviews: True for the latest review of its answer (the one that counts), False once corrected."""
+    return ExpressionWrapper(Q(pk=_latest_review(OuterRef("answer"), "pk")), output_field=BooleanField())
 
 
 def reader_unhelpful_expression() -> Exists:

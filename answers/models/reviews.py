@@ -1,6 +1,13 @@
-"""Reviewers' verdicts on answers and their remarks on sources (the trail is never edited)."""
+"""Reviewers' verdicts on answers and their remarks on sources (the trail is never edited).
+
+Reviews are append-only: a saved review and its source flags are never changed or deleted (the
+models refuse it, and so does admin); a correction is a new review, and the answer's latest
+review is the one that counts (docs/api.md, "Reviews").
+"""
 
 from __future__ import annotations
+
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
@@ -17,11 +24,49 @@ class ReviewVerdict(models.TextChoices):
     WRONG_CITATION = "wrong_citation", "Wrong citation"
     MISSING_CITATION = "missing_citation", "Missing citation"
     UNSUPPORTED_CLAIM = "unsupported_claim", "Unsupported claim"
+    INCOMPLETE = "incomplete", "Does not fully answer the question"
+    OFF_TOPIC = "off_topic", "Answers another question"
     OTHER = "other", "Other"
 
 
-class Review(models.Model):
-    """A QA reviewer's verdict on one answer. Several per answer; the trail itself is never edited."""
+class ReviewIsFinal(Exception):
+    """A saved review or source flag was to be changed or deleted: a correction is a new review."""
+
+
+def _refuse(what: str) -> NoReturn:
+    raise ReviewIsFinal(f"A saved {what} is final: write a new review to correct it.")
+
+
+class AppendOnlyQuerySet(models.QuerySet[Any]):
+    """Rows are added, never changed or deleted in bulk either (Django's own cascades and SET_NULL
+    go through the base manager, so deleting a reviewer's account still empties `reviewer`)."""
+
+    def update(self, **kwargs: Any) -> int:
+        _refuse(str(self.model._meta.verbose_name))
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        _refuse(str(self.model._meta.verbose_name))
+
+
+class AppendOnlyModel(models.Model):
+    """save() adds the row; a second save() or delete() of it raises ReviewIsFinal."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            _refuse(str(self._meta.verbose_name))
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _refuse(str(self._meta.verbose_name))
+
+
+class Review(AppendOnlyModel):
+    """A QA reviewer's verdict on one answer. Several per answer, never edited: the latest counts."""
 
     Verdict = ReviewVerdict
 
@@ -63,7 +108,7 @@ class SourceFlag(models.TextChoices):
     OTHER = "other", "Other"
 
 
-class ReviewSourceFlag(models.Model):
+class ReviewSourceFlag(AppendOnlyModel):
     """A reviewer's remark on one retrieved source of the reviewed answer."""
 
     Flag = SourceFlag

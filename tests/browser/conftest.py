@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.fixtures.anthropic_stub import StubAnthropicServer, served_anthropic
 from tests.fixtures.browser_pages import EXPECT_TIMEOUT_MS, fresh_page
@@ -94,4 +94,13 @@ def page(browser: object, browser_server: LiveServer, browser_stub: StubOpenAISe
     assert isinstance(browser, Browser)
     browser_stub.reset()
     with fresh_page(browser, browser_server.url) as page:
+        yield page
+
+
+@pytest.fixture
+def wide_page(browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[Page]:
+    """A fresh page 1280 px wide (a QA reviewer's desktop) on the live server (the stub reset)."""
+    browser_stub.reset()
+    with fresh_page(browser, browser_server.url) as page:
+        page.set_viewport_size({"width": 1280, "height": 900})
         yield page

@@ -5,13 +5,9 @@ and dark schemes, and the review form names sources by the final number readers 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from playwright.sync_api import Page, expect
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
-
-from tests.fixtures.browser_pages import fresh_page
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION
 from tests.fixtures.page_checks import clipped, contrast, empty_links, scrolls_sideways, squeezed
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -31,14 +27,6 @@ ADMIN_TEXT = [
     "#content strong",
     "#content label",
 ]
-
-
-@pytest.fixture
-def wide_page(browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[Page]:
-    browser_stub.reset()
-    with fresh_page(browser, browser_server.url) as page:
-        page.set_viewport_size({"width": 1280, "height": 900})
-        yield page
 
 
 def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAIServer) -> None:

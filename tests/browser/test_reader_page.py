@@ -61,18 +61,10 @@ def ask(page: Page, question: str = ZEBRA_QUESTION) -> str:
     return (page.locator("[data-answer-permalink]").get_attribute("href") or "").strip("/").split("/")[-1]
 
 
-@pytest.fixture
-def wide(browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer) -> Iterator[Page]:
-    browser_stub.reset()
-    with fresh_page(browser, browser_server.url) as page:
-        page.set_viewport_size({"width": 1280, "height": 900})
-        yield page
-
-
 def test_copy_answer_and_link_and_the_markdown_download(
-    wide: Page, browser_server: LiveServer, browser_stub: StubOpenAIServer
+    wide_page: Page, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
-    page = wide
+    page = wide_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=browser_server.url)
     browser_stub.enqueue(Reply(pieces=["Zebras live in *grassland* [3] and savanna [1]."]))
     answer_id = ask(page)
@@ -119,9 +111,9 @@ def test_copy_answer_and_link_and_the_markdown_download(
 
 
 def test_a_preview_opens_by_mouse_and_by_keyboard_and_closes_on_escape(
-    wide: Page, browser_stub: StubOpenAIServer
+    wide_page: Page, browser_stub: StubOpenAIServer
 ) -> None:
-    page = wide
+    page = wide_page
     browser_stub.enqueue(Reply(pieces=["Zebras live in grassland habitat and savanna [2]. They graze [1]."]))
     ask(page)
     first = page.locator("[data-answer-text] a.cite").first
@@ -175,7 +167,7 @@ OPEN_CITATION = """preview => {
 
 
 def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done(
-    wide: Page, browser_stub: StubOpenAIServer
+    wide_page: Page, browser_stub: StubOpenAIServer
 ) -> None:
     # The stub holds the rest of the answer until the preview is open (the first piece's citation shown).
     release = HoldAfterFirstPiece()
@@ -186,7 +178,7 @@ def test_a_preview_opened_mid_stream_follows_the_final_answer_swapped_in_at_done
             on_piece=release,
         )
     )
-    page = wide
+    page = wide_page
     page.goto("/")
     page.fill("textarea[name=question]", ZEBRA_QUESTION)
     page.click("button[type=submit]")
@@ -245,9 +237,9 @@ def test_a_tap_on_a_phone_opens_the_preview_and_a_second_follows_the_link(
 
 
 def test_excerpts_read_as_text_cut_at_words_marked_live_and_one_passage_listed_once(
-    wide: Page, browser_stub: StubOpenAIServer
+    wide_page: Page, browser_stub: StubOpenAIServer
 ) -> None:
-    page = wide
+    page = wide_page
     browser_stub.enqueue(
         Reply(pieces=["A global statement binds a name at module level [1]. ", "It skips other modules [2]."])
     )

@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_eventstream",
+    "import_export",
     "answers",
     "tests.example_site.articles",
 ]

@@ -20,12 +20,10 @@ QA_PERMISSIONS = {
     "answers.view_answersource",
     "answers.view_trail",
     "answers.view_review",
+    # Reviews are append-only: reviewers add them (with their source flags), never change or delete one.
     "answers.add_review",
-    "answers.change_review",
     "answers.view_reviewsourceflag",
     "answers.add_reviewsourceflag",
-    "answers.change_reviewsourceflag",
-    "answers.delete_reviewsourceflag",
     # Reader feedback: read it, and mark it resolved (readers write it; a review resolves it too).
     "answers.view_feedback",
     "answers.change_feedback",

@@ -230,8 +230,8 @@ def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answ
     assert "by <a href=" in page
     assert "of reviewer" in page
     assert page.count("<strong>unresolved</strong>") == 1
-    # Changing the review later resolves nothing more.
-    qa_client.post(
+    # The review cannot be changed (it is final), so it resolves nothing more.
+    refused = qa_client.post(
         reverse("admin:answers_review_change", args=[review.pk]),
         {
             "verdict": "ok",
@@ -242,6 +242,7 @@ def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answ
             "source_flags-MAX_NUM_FORMS": "1000",
         },
     )
+    assert refused.status_code == 403
     after.refresh_from_db()
     assert after.resolved_at is None
 

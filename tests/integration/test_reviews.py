@@ -1,4 +1,4 @@
-"""Reviews: the only thing QA reviewers write; each their own, kept with reviewer and time."""
+"""Reviews: the only thing QA reviewers write; append-only, kept with reviewer and time, the latest counts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.urls import reverse
 
-from answers.models import Answer, Review, ReviewSourceFlag
+from answers.feedback import feedback_create
+from answers.models import Answer, Feedback, Review, ReviewSourceFlag
+from answers.models.reviews import ReviewIsFinal
 from tests.fixtures.reviewers import make_reviewer
 
 pytestmark = pytest.mark.django_db
@@ -105,47 +107,182 @@ def test_the_reviewer_is_the_signed_in_user_whatever_the_form_says(
     assert Review.objects.get(answer=answer).reviewer == reviewer
 
 
-def test_reviewers_change_only_their_own_reviews(client, reviewer, other_reviewer, answer_factory):
+def saved_review(answer: Answer, reviewer, *, verdict: str = "ok", flag: str | None = None) -> Review:
+    review = Review.objects.create(answer=answer, reviewer=reviewer, verdict=verdict, notes="first look")
+    if flag:
+        ReviewSourceFlag.objects.create(review=review, source=answer.sources.first(), flag=flag, note="n")
+    return review
+
+
+@pytest.mark.parametrize("who", ["its reviewer", "a superuser"])
+def test_a_saved_review_cannot_be_changed_or_deleted_through_admin(
+    who, client, admin_client, reviewer, answer_factory
+):
     answer = answer_factory(text="A [1].", source_count=1)
-    mine = Review.objects.create(answer=answer, reviewer=reviewer, verdict="ok")
-    theirs = Review.objects.create(answer=answer, reviewer=other_reviewer, verdict="other", notes="theirs")
-    client.force_login(reviewer)
+    review = saved_review(answer, reviewer, flag="does_not_support")
+    if who == "its reviewer":
+        client.force_login(reviewer)
+    else:
+        client = admin_client
 
-    url = reverse("admin:answers_review_change", args=[mine.pk])
-    assert (
-        client.post(url, review_form(None, verdict="wrong_citation", notes="on second look")).status_code
-        == 302
-    )
-    mine.refresh_from_db()
-    assert (mine.verdict, mine.notes, mine.answer_id) == ("wrong_citation", "on second look", answer.pk)
-
-    url = reverse("admin:answers_review_change", args=[theirs.pk])
-    page = client.get(url)
-    assert page.status_code == 200  # readable, not editable
-    assert 'name="_save"' not in page.content.decode()
-    assert client.post(url, review_form(None, verdict="ok")).status_code == 403
-    theirs.refresh_from_db()
-    assert (theirs.verdict, theirs.notes) == ("other", "theirs")
-
-
-def test_superuser_may_change_any_review(admin_client, reviewer, answer_factory):
-    answer = answer_factory(text="A [1].", source_count=1)
-    review = Review.objects.create(answer=answer, reviewer=reviewer, verdict="ok")
     url = reverse("admin:answers_review_change", args=[review.pk])
-    assert admin_client.post(url, review_form(None, verdict="other")).status_code == 302
+    page = client.get(url)
+    assert page.status_code == 200  # readable, as a record
+    html = page.content.decode()
+    assert "first look" in html
+    assert "Cited but does not support the claim" in html  # its flags, shown
+    assert 'name="_save"' not in html
+    assert 'name="_continue"' not in html
+    assert reverse("admin:answers_review_delete", args=[review.pk]) not in html
+    assert 'name="source_flags-0-flag"' not in html  # no flag to edit, none to add
+
+    edit = review_form(None, verdict="wrong_citation", notes="on second look")
+    assert client.post(url, edit).status_code == 403
+    delete_url = reverse("admin:answers_review_delete", args=[review.pk])
+    assert client.get(delete_url).status_code == 403
+    assert client.post(delete_url, {"post": "yes"}).status_code == 403
+
     review.refresh_from_db()
-    assert review.verdict == "other"
-    assert review.reviewer == reviewer
+    assert (review.verdict, review.notes) == ("ok", "first look")
+    assert [(f.flag, f.note) for f in review.source_flags.all()] == [("does_not_support", "n")]
 
 
-def test_reviews_cannot_be_deleted_through_admin(admin_client, client, reviewer, answer_factory):
+def test_the_model_refuses_to_change_or_delete_a_saved_review_or_flag(reviewer, answer_factory):
     answer = answer_factory(text="A [1].", source_count=1)
-    review = Review.objects.create(answer=answer, reviewer=reviewer, verdict="ok")
-    url = reverse("admin:answers_review_delete", args=[review.pk])
-    assert admin_client.post(url, {"post": "yes"}).status_code == 403
+    review = saved_review(answer, reviewer, flag="irrelevant")
+    flag = review.source_flags.get()
+
+    review.verdict = "other"
+    with pytest.raises(ReviewIsFinal):
+        review.save()
+    with pytest.raises(ReviewIsFinal):
+        review.delete()
+    flag.flag = "other"
+    with pytest.raises(ReviewIsFinal):
+        flag.save()
+    with pytest.raises(ReviewIsFinal):
+        flag.delete()
+    # Nor in bulk, through a queryset or the answer's related manager.
+    with pytest.raises(ReviewIsFinal):
+        Review.objects.filter(pk=review.pk).update(verdict="other")
+    with pytest.raises(ReviewIsFinal):
+        answer.reviews.all().delete()
+    with pytest.raises(ReviewIsFinal):
+        ReviewSourceFlag.objects.filter(review=review).update(note="changed")
+    with pytest.raises(ReviewIsFinal):
+        review.source_flags.all().delete()
+
+    stored = Review.objects.get(pk=review.pk)
+    assert (stored.verdict, stored.notes) == ("ok", "first look")
+    assert list(stored.source_flags.values_list("flag", "note")) == [("irrelevant", "n")]
+
+
+def correct(client, answer: Answer, verdict: str, notes: str = ""):
+    return client.post(
+        f"{reverse('admin:answers_review_add')}?answer={answer.pk}",
+        review_form(answer, verdict=verdict, notes=notes),
+    )
+
+
+def test_a_correction_is_a_second_review_and_the_latest_counts(client, reviewer, answer_factory):
+    answer = answer_factory(text="A [1].", source_count=1, question="Where is the tea kept?")
     client.force_login(reviewer)
-    assert client.post(url, {"post": "yes"}).status_code == 403
-    assert Review.objects.filter(pk=review.pk).exists()
+    assert correct(client, answer, "ok", "looked fine").status_code == 302
+    assert correct(client, answer, "incomplete", "misses the second half").status_code == 302
+
+    first, second = Review.objects.filter(answer=answer).order_by("created_at", "pk")
+    assert (first.verdict, first.notes, second.verdict) == ("ok", "looked fine", "incomplete")
+
+    # The answer list's verdict column and filter read the latest review.
+    answers = reverse("admin:answers_answer_changelist")
+    listed = client.get(answers)
+    assert [row.latest_verdict for row in listed.context["cl"].result_list] == ["incomplete"]
+    assert "Does not fully answer the question" in listed.content.decode()
+    assert [a.pk for a in client.get(answers, {"verdict": "incomplete"}).context["cl"].result_list] == [
+        answer.pk
+    ]
+    assert list(client.get(answers, {"verdict": "ok"}).context["cl"].result_list) == []
+
+    # The review list keeps both, and says which one counts.
+    reviews = reverse("admin:answers_review_changelist")
+    rows = {r.pk: r.latest for r in client.get(reviews).context["cl"].result_list}
+    assert rows == {first.pk: False, second.pk: True}
+    counting = client.get(reviews, {"latest": "yes"}).context["cl"].result_list
+    assert [r.pk for r in counting] == [second.pk]
+    corrected = client.get(reviews, {"latest": "no"}).context["cl"].result_list
+    assert [r.pk for r in corrected] == [first.pk]
+
+    # The answer's page lists both, oldest first, with who, verdict and notes; the last one counts.
+    page = client.get(reverse("admin:answers_answer_change", args=[answer.pk])).content.decode()
+    panel = page[page.index('class="qa-table qa-reviews"') :]
+    assert panel.index("looked fine") < panel.index("misses the second half")
+    assert panel.count("reviewer") >= 2
+    assert panel.index("corrected later") < panel.index("latest: counts")
+
+
+def test_saving_a_review_names_the_answer_and_counts_the_feedback_it_resolved(
+    client, reviewer, answer_factory
+):
+    answer = answer_factory(text="A [1].", source_count=1, question="How do I <b>reset</b> my password?")
+    for n in range(2):
+        feedback_create(
+            answer=answer, verdict="unhelpful", source_number=None, comment="", user=None, client=f"c{n}"
+        )
+    client.force_login(reviewer)
+
+    response = correct(client, answer, "off_topic")
+    assert response.status_code == 302
+    # Back to the answer's page, where the message is shown.
+    assert response["Location"] == reverse("admin:answers_answer_change", args=[answer.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert (
+        "Review saved: “Answers another question” on “How do I &lt;b&gt;reset&lt;/b&gt; my password?”. "
+        "It resolved 2 reader feedback items."
+    ) in page
+    assert Feedback.objects.filter(answer=answer, resolved_at__isnull=True).count() == 0
+
+    feedback_create(answer=answer, verdict="helpful", source_number=None, comment="", user=None, client="c9")
+    followed = client.post(
+        f"{reverse('admin:answers_review_add')}?answer={answer.pk}",
+        review_form(answer, verdict="ok"),
+        follow=True,
+    )
+    messages = [str(m) for m in followed.context["messages"]]
+    assert messages == [
+        "Review saved: “OK” on “How do I <b>reset</b> my password?”. It resolved 1 reader feedback item."
+    ]
+    again = client.post(
+        f"{reverse('admin:answers_review_add')}?answer={answer.pk}",
+        review_form(answer, verdict="ok"),
+        follow=True,
+    )
+    assert [str(m) for m in again.context["messages"]] == [
+        "Review saved: “OK” on “How do I <b>reset</b> my password?”. It resolved no reader feedback."
+    ]
+
+
+def test_the_new_verdicts_are_offered_and_stored(client, reviewer, answer_factory):
+    answer = answer_factory(text="A [1].", source_count=1)
+    client.force_login(reviewer)
+    form = client.get(f"{reverse('admin:answers_review_add')}?answer={answer.pk}").content.decode()
+    assert '<option value="incomplete">Does not fully answer the question</option>' in form
+    assert '<option value="off_topic">Answers another question</option>' in form
+    # One button: a saved review is final, nothing to continue editing.
+    assert 'name="_save"' in form
+    assert 'name="_continue"' not in form
+    assert 'name="_addanother"' not in form
+
+    for verdict in ("incomplete", "off_topic"):
+        assert correct(client, answer, verdict).status_code == 302
+    assert list(
+        Review.objects.filter(answer=answer).order_by("created_at", "pk").values_list("verdict", flat=True)
+    ) == [
+        "incomplete",
+        "off_topic",
+    ]
+    # The list filters offer them.
+    filters = client.get(reverse("admin:answers_answer_changelist")).content.decode()
+    assert "?verdict=off_topic" in filters
 
 
 def test_a_flag_must_name_a_source_of_the_reviewed_answer(client, reviewer, answer_factory):
