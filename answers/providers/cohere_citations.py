@@ -183,7 +183,8 @@ class Placer:
         for c in self.citations:
             span_at = None
             if c.span is not None and c.span[1] <= self.released:
-                span_at = [raw(c.span[0], True), raw(c.span[1], False)]
+                end = raw(c.span[1], False)
+                span_at = [min(raw(c.span[0], True), end), end]
             records.append(
                 {
                     "start": c.start,
