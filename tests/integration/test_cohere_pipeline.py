@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.urls import reverse
+from prometheus_client.parser import text_string_to_metric_families
 
 from answers.models import Answer
 from answers.support.compute import compute_support
@@ -224,6 +226,43 @@ def test_json_a_cut_stream_fails_keeping_its_partial_raw_text(
         "Teacups need care [1]. Walruses",
     )
     assert len(stub_cohere.requests) == 1
+
+
+def _answers_total(client, **labels: str) -> float:
+    scraped = client.get("/metrics", HTTP_AUTHORIZATION="Bearer metrics-token").content.decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(scraped)
+        for sample in family.samples
+        if sample.name == "answers_total" and sample.labels == labels
+    )
+
+
+@pytest.mark.django_db
+def test_metrics_and_the_health_page_count_cohere_by_model(
+    client, corpus, cohere_settings, stub_cohere: StubCohereServer, admin_user
+) -> None:
+    cohere_settings.ANSWERS_METRICS_TOKEN = "metrics-token"
+    labels = {"status": "done", "provider": "cohere", "delivery": "json"}
+    before = _answers_total(client, **labels)
+    stub_cohere.enqueue(Chat(("Teacups need care.", Cite(0, 18, "9"))), Chat(status=400))
+
+    assert _post(client).status_code == 201
+    assert _post(client).status_code == 502
+
+    assert _answers_total(client, **labels) == before + 1
+    assert _answers_total(client, **{**labels, "status": "failed"}) >= 1
+    client.force_login(admin_user)
+    page = client.get(reverse("admin:answers_answer_health"))
+    row = next(r for r in page.context["rows"] if r["provider"] == "cohere")
+    assert (row["model"], row["answers"], row["done"], row["failed"], row["stripped"]) == (
+        "command-stub",
+        2,
+        1,
+        "50%",
+        "100%",
+    )
+    assert "cohere / command-stub" in page.content.decode()
 
 
 # --- The rewrite and the judge go through Cohere, not streamed
