@@ -34,7 +34,6 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "RESULTS_cohere.md"
-RESULTS_JSON = BENCH / "RESULTS_cohere.json"
 RUNS = 300
 WARMUP = 20
 READER_RUNS = 2000
@@ -45,6 +44,7 @@ TARGET = 1.2
 
 def _setup() -> None:
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(BENCH))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
     import django
@@ -240,10 +240,11 @@ def main() -> None:
         assert child.stdin is not None
         child.stdin.close()
         child.wait(timeout=30)
+    import harness
+
     pieces, cites, raw = reply()
     result = {
-        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        + f", {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end",
+        "when": harness.machine(),
         "commit": _commit(),
         "chars": len(raw),
         "pieces": len(pieces),
@@ -253,10 +254,9 @@ def main() -> None:
         "ratio": paths["cohere"]["cpu"] / paths["openai"]["cpu"],
         "target": TARGET,
     }
-    RESULTS_JSON.write_text(json.dumps(result, indent=1) + "\n")
-    text = _markdown(result)
-    RESULTS.write_text(text)
-    print(text)
+    harness.save_figures("cohere", result)
+    RESULTS.write_text(_markdown(result))
+    print(RESULTS.read_text())
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.fixtures.browser_pages import fresh_page
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.browser_pages import fresh_page, sign_in
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
 from tests.fixtures.page_checks import clipped, contrast, empty_links, scrolls_sideways, squeezed
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -57,10 +57,7 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
         (page.locator("[data-answer-permalink]").get_attribute("href") or "").strip("/").split("/")[-1]
     )
 
-    page.goto("/admin/login/")
-    page.fill("input[name=username]", "reviewer")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("input[type=submit]")
+    sign_in(page, "reviewer")
 
     # The answer page once its support record is stored (a task after `done`): its tinted sentences shown.
     answer_page = f"/admin/answers/answer/{answer_id}/change/"

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.fixtures.browser_pages import sign_in
 from tests.fixtures.cohere_stub import Chat, Cite, StubCohereServer, served_cohere
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
 
 ANSWER = "[data-answer]"
 TEXT = "[data-answer-text]"
@@ -62,10 +63,7 @@ def test_cohere_citations_reach_the_page_the_trail_and_the_admin_marks(
         (page.locator("[data-answer-permalink]").get_attribute("href") or "").strip("/").split("/")[-1]
     )
 
-    page.goto("/admin/login/")
-    page.fill("input[name=username]", "reviewer")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("input[type=submit]")
+    sign_in(page, "reviewer")
 
     trail = page.request.get(f"/api/answers/{answer_id}/trail/").json()
     assert trail["raw_text"] == "Zebras live in grassland [3] and savanna [1]."

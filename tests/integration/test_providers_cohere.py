@@ -24,6 +24,7 @@ from answers.providers.cohere_provider import CohereProvider, request_documents
 from answers.providers.prompt import NATIVE_SYSTEM_PROMPT
 from answers.providers.registry import get_provider
 from tests.fixtures.cohere_stub import Chat, Cite, StubCohereServer
+from tests.fixtures.providers import collect
 from tests.fixtures.providers import retrieved_source as _source
 
 API_KEY = "co-test-secret-0123456789"
@@ -44,14 +45,7 @@ def _provider(stub: StubCohereServer, **overrides: Any) -> CohereProvider:
 
 
 async def _collect(provider: CohereProvider) -> tuple[str, Generation, ProviderError | None]:
-    generation = Generation()
-    pieces: list[str] = []
-    try:
-        async for piece in provider.stream(PROMPT, generation):
-            pieces.append(piece)
-    except ProviderError as error:
-        return "".join(pieces), generation, error
-    return "".join(pieces), generation, None
+    return await collect(provider, PROMPT)
 
 
 async def _raw(stub: StubCohereServer, *events: str | Cite) -> tuple[str, Generation]:
