@@ -95,10 +95,46 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 id="answers.E017",
             )
         )
+    errors += _check_cohere()
     errors += _check_support()
     errors += _check_decline()
     errors += _check_output_bounds()
     errors += _check_conversations()
+    return errors
+
+
+def _check_cohere() -> list[CheckMessage]:
+    """ANSWERS_PROVIDER=cohere (answers.providers.cohere_provider): ids E061-E063."""
+    if conf.PROVIDER != "cohere":
+        return []
+    errors: list[CheckMessage] = []
+    if not conf.MODEL.strip():
+        errors.append(
+            Error(
+                "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'cohere'.",
+                hint="Name a Cohere chat model that cites documents, e.g. ANSWERS_MODEL=command-a-03-2025.",
+                id="answers.E061",
+            )
+        )
+    # The key goes into a header: one with a space or a line break would fail every request. It is
+    # never quoted here (a message may reach a log).
+    if not _TOKEN.fullmatch(conf.COHERE_API_KEY or ""):
+        errors.append(
+            Error(
+                "COHERE_API_KEY is required with ANSWERS_PROVIDER 'cohere' (printable, without spaces).",
+                hint="Any non-empty value for a Cohere-compatible server that needs no key.",
+                id="answers.E062",
+            )
+        )
+    base_url = conf.COHERE_BASE_URL
+    if base_url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", base_url):
+        errors.append(
+            Error(
+                f"COHERE_BASE_URL is {base_url!r}, not an http(s) URL.",
+                hint="Leave it unset for Cohere's own API, or name a server, e.g. https://gateway.example/cohere.",
+                id="answers.E063",
+            )
+        )
     return errors
 
 

@@ -360,7 +360,23 @@ def rows() -> list[list[str]]:
         )  # fmt: skip
     out += _hostile_rows()
     out += _content_rows()
+    out += _cohere_rows()
     return out
+
+
+def _cohere_rows() -> list[list[str]]:
+    co = _load("cohere")
+    if not co:
+        return []
+    openai, cohere = co["paths"]["openai"], co["paths"]["cohere"]
+    return [
+        [f"cohere provider, CPU per answer ({co['chars']:,} characters, {co['citations']} citations; "
+         "official client + adapter)",
+         f"the openai path, same reply, same run: {openai['cpu']:.1f} ms", f"within {co['target']}x",
+         f"{cohere['cpu']:.1f} ms = {co['ratio']:.2f}x (the adapter's own reader: "
+         f"{co['parts']['cohere']['read']:.2f} ms); {co['when'].split(',')[0]}, commit `{co['commit']}`",
+         _met(co["ratio"] <= co["target"])]
+    ]  # fmt: skip
 
 
 def _hostile_rows() -> list[list[str]]:

@@ -281,6 +281,8 @@ ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 ANSWERS_ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
 ANSWERS_ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
+ANSWERS_COHERE_BASE_URL = os.environ.get("COHERE_BASE_URL", "")
+ANSWERS_COHERE_API_KEY = os.environ.get("COHERE_API_KEY", "")
 # Dense + lexical retrieval (answers/retrieval/embeddings.py; README "Dense retrieval").
 ANSWERS_EMBEDDINGS = os.environ.get("ANSWERS_EMBEDDINGS", "none")
 ANSWERS_EMBEDDINGS_BASE_URL = os.environ.get("ANSWERS_EMBEDDINGS_BASE_URL") or ANSWERS_OPENAI_BASE_URL

@@ -35,6 +35,7 @@ from answers.admin.filters import (
 from answers.admin.health import EMPTY, health_view, number
 from answers.admin.panels.coverage import coverage_panel
 from answers.admin.panels.dense import dense_panel
+from answers.admin.panels.native import native_panel
 from answers.admin.panels.sources import source_rows
 from answers.admin.panels.support import support_panel
 from answers.admin.panels.trail import trail_panels
@@ -134,6 +135,7 @@ class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
                 "fields": (
                     "text_comparison",
                     "marker_decisions",
+                    "native_citations",
                     "renumbering",
                     "normalized_markers",
                     "stripped_members",
@@ -284,6 +286,10 @@ class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
     @admin.display(description="renumbering")
     def renumbering(self, obj: Answer) -> SafeString:
         return _panel("renumbering.html", rows=source_rows(_sources(obj)), fallback=obj.fallback)
+
+    @admin.display(description="the provider's own citations")
+    def native_citations(self, obj: Answer) -> SafeString:
+        return _panel("native.html", panel=native_panel(obj))
 
     @admin.display(description="normalized dialects")
     def normalized_markers(self, obj: Answer) -> SafeString:

@@ -1,7 +1,8 @@
 """The `judge` support method: one request per answer asks a model to rule on every wanted pair.
 
 The model (any OpenAI-compatible server, through the answer provider's own
-client: the same connection pool, retries and deadline) gets the sentences, the
+client: the same connection pool, retries and deadline; or the answer provider
+itself when it judges through its own API, cohere, in one non-streamed request) gets the sentences, the
 sources they need checking against (by original number, as quoted material)
 and the exact list of pairs, and must reply with JSON only:
 
@@ -106,20 +107,35 @@ def parse_verdicts(text: str, pairs: Sequence[Pair]) -> dict[Pair, float]:
     return scores
 
 
+def judge_provider() -> Provider:
+    """The provider the judge asks: the answer provider itself when it judges through its own API
+    (`judges`: cohere, docs/api.md "Providers"), else the `openai` provider as the settings configure it."""
+    provider = get_provider()
+    return provider if getattr(provider, "judges", False) else get_provider("openai")
+
+
 class JudgeMethod:
-    """Asks `provider` (an OpenAI-compatible one; by default the `openai` provider as the settings
-    configure it) once per answer; see the module docstring."""
+    """Asks `provider` (by default `judge_provider()`) once per answer; see the module docstring."""
 
     name = "judge"
 
     def __init__(self, provider: Provider | None = None) -> None:
-        self.provider = provider if provider is not None else get_provider("openai")
+        self.provider = provider if provider is not None else judge_provider()
+
+    async def _ask(self, prompt: Prompt) -> str:
+        # A provider that judges through its own API is asked without streaming, like a follow-up's
+        # rewrite (answers.providers.streaming.StreamingProvider.complete).
+        complete = getattr(self.provider, "complete", None)
+        if getattr(self.provider, "judges", False) and complete is not None:
+            text: str = await complete(prompt.messages, max_tokens=getattr(self.provider, "max_tokens", 2048))
+            return text
+        return "".join([piece async for piece in self.provider.stream(prompt)])
 
     async def scores(self, inputs: SupportInputs) -> dict[Pair, float]:
         if not inputs.pairs:
             return {}
         try:
-            text = "".join([piece async for piece in self.provider.stream(build_judge_prompt(inputs))])
+            text = await self._ask(build_judge_prompt(inputs))
         except ProviderError as exc:
             raise SupportError(f"The judge could not be asked: {exc.message}") from exc
         return parse_verdicts(text, inputs.pairs)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION
+from tests.fixtures.browser_pages import sign_in
+from tests.fixtures.live_server import ZEBRA_QUESTION
 from tests.fixtures.page_checks import clipped, contrast, empty_links, scrolls_sideways, squeezed
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -45,10 +46,7 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
         (page.locator("[data-answer-permalink]").get_attribute("href") or "").strip("/").split("/")[-1]
     )
 
-    page.goto("/admin/login/")
-    page.fill("input[name=username]", "reviewer")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("input[type=submit]")
+    sign_in(page, "reviewer")
 
     # The answer page once its support record is stored (a task after `done`): its tinted sentences shown.
     answer_page = f"/admin/answers/answer/{answer_id}/change/"

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer, manage
+from tests.fixtures.browser_pages import sign_in
+from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, manage
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
 ANSWER = "[data-answer]"
@@ -56,14 +57,6 @@ def watched(page: Page) -> Watched:
 def qa_staff(browser_server: LiveServer) -> str:
     manage(["shell", "-c", MAKE_STAFF_A_QA_REVIEWER], browser_server.env)
     return "staff"
-
-
-def sign_in(page: Page, username: str) -> None:
-    page.goto("/admin/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("input[type=submit]")
-    expect(page.locator("#user-tools")).to_be_visible()
 
 
 def test_asking_on_the_page_breaks_no_rule(watched: Watched, browser_stub: StubOpenAIServer) -> None:

@@ -21,6 +21,7 @@ from answers.providers.base import Generation
 from answers.providers.prompt import NATIVE_PROMPT_VERSION, NATIVE_SYSTEM_PROMPT
 from answers.providers.registry import get_provider
 from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.providers import collect
 from tests.fixtures.providers import retrieved_source as _source
 
 API_KEY = "sk-ant-test-secret-0123456789"
@@ -41,14 +42,7 @@ def _provider(stub: StubAnthropicServer, **overrides: Any) -> AnthropicProvider:
 
 
 async def _collect(provider: AnthropicProvider) -> tuple[str, Generation, ProviderError | None]:
-    generation = Generation()
-    pieces: list[str] = []
-    try:
-        async for piece in provider.stream(PROMPT, generation):
-            pieces.append(piece)
-    except ProviderError as error:
-        return "".join(pieces), generation, error
-    return "".join(pieces), generation, None
+    return await collect(provider, PROMPT)
 
 
 async def _text_of(stub: StubAnthropicServer, *blocks: Block) -> str:

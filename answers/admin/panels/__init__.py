@@ -9,5 +9,6 @@ templates in templates/admin/answers/answer/trail/.
 - `trail`: the raw and final text, every marker's decision (`trail_panels`).
 - `sources`: the retrieved sources and their outcomes (`source_rows`).
 - `support`: the support record, sentence by sentence (`support_panel`).
+- `native`: the provider's own citations, their spans marked in the raw text (`native_panel`).
 - `dense`: hybrid retrieval's ranks (`dense_panel`); `coverage`: the question's terms (`coverage_panel`).
 """
