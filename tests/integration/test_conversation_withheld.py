@@ -1,0 +1,77 @@
+"""A conversation after its sources' access tightened (docs/api.md, "Redaction of old answers"): every
+surface that shows a source withholds it alike (the conversation API as the answer API, `answer.md`),
+and a follow-up's prompts carry no turn that cited it but as its question alone.
+
+The three scripted turns (tests/fixtures/conversations.py): turn 1 cites the nonlocal statement's
+document, turn 2 the global statement's and the nonlocal one's, turn 3 the global one's. Then the
+nonlocal document is re-ingested for staff only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from answers.content.storage import document_upsert
+from tests.fixtures.conversations import (
+    GLOBAL,
+    NONLOCAL,
+    SCOPE_DOCUMENTS,
+    openai_script,
+    three_turns_json,
+)
+from tests.fixtures.providers import StubOpenAIServer
+
+pytestmark = pytest.mark.django_db
+
+NONLOCAL_DOCUMENT = next(d for d in SCOPE_DOCUMENTS if d.title == NONLOCAL)
+# Words only the nonlocal document's title, URL and excerpt hold.
+NONLOCAL_WORDS = (NONLOCAL, NONLOCAL_DOCUMENT.url, "nearest enclosing function scope")
+WITHHELD = {"number": 1, "withheld": True}
+
+
+@pytest.fixture
+def tightened(client: Client, scope_documents, openai_settings, stub_openai: StubOpenAIServer):
+    """The three turns asked anonymously (the `client`'s session owns the conversation), then the
+    nonlocal document made staff-only: the three answers' bodies as asked."""
+    stub_openai.enqueue(*openai_script())
+    bodies = three_turns_json(client)
+    assert [r["title"] for r in bodies[1]["references"]] == [GLOBAL, NONLOCAL]
+    document_upsert(
+        key=NONLOCAL_DOCUMENT.key,
+        title=NONLOCAL_DOCUMENT.title,
+        url=NONLOCAL_DOCUMENT.url,
+        body=NONLOCAL_DOCUMENT.body,
+        access="staff",
+    )
+    return bodies
+
+
+def _said(value: Any) -> str:
+    return json.dumps(value)
+
+
+def test_the_conversation_api_withholds_what_the_answer_api_withholds(client: Client, tightened) -> None:
+    conversation = client.get(f"/api/conversations/{tightened[0]['conversation']}/").json()
+
+    turns = conversation["answers"]
+    for turn in turns:
+        alone = client.get(f"/api/answers/{turn['id']}/").json()
+        assert turn["references"] == alone["references"]
+        assert turn["quotes"] == alone["quotes"]
+    assert turns[0]["references"] == [WITHHELD]
+    assert turns[1]["references"][0]["title"] == GLOBAL
+    assert turns[1]["references"][1] == {"number": 2, "withheld": True}
+    for words in NONLOCAL_WORDS:
+        assert words not in _said([turn["references"] for turn in turns])
+    # The reader's own answer's text stays theirs (docs/api.md): only the sources are withheld.
+    assert turns[0]["text"] == tightened[0]["text"]
+    # Staff see every source whole.
+    staff = Client()
+    staff.force_login(User.objects.create_user("staff", is_staff=True))
+    whole = staff.get(f"/api/conversations/{tightened[0]['conversation']}/").json()
+    assert whole["answers"][0]["references"][0]["title"] == NONLOCAL
