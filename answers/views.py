@@ -360,20 +360,24 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
     found = _readable_answer(request, answer_id)
     if isinstance(found, HttpResponse):
         return found
-    _, answer = found
+    user, answer = found
     if answer.status != Answer.Status.DONE:
         return HttpResponse(
             "This answer is not finished; its Markdown is there once it is.\n",
             status=409,
             content_type="text/plain; charset=utf-8",
         )
+    # Sources this reader may no longer read: their number only, as on the page (docs/api.md, answer.md).
+    redaction = selectors.answer_redaction(answer=answer, user=user)
     references = [
-        {
+        ref
+        if ref.get("withheld")
+        else {
             "number": ref["number"],
             "title": _markdown_title(ref["title"] or ref["url"] or "Untitled"),
             "href": _markdown_href(request, ref["url"]),
         }
-        for ref in selectors.answer_references(answer)
+        for ref in selectors.answer_references(answer, redaction)
     ]
     context = {
         "question": _markdown_title(answer.question),

@@ -75,3 +75,15 @@ def test_the_conversation_api_withholds_what_the_answer_api_withholds(client: Cl
     staff.force_login(User.objects.create_user("staff", is_staff=True))
     whole = staff.get(f"/api/conversations/{tightened[0]['conversation']}/").json()
     assert whole["answers"][0]["references"][0]["title"] == NONLOCAL
+
+
+def test_answer_md_lists_a_withheld_source_by_its_number_only(client: Client, tightened) -> None:
+    first = client.get(f"/answers/{tightened[0]['id']}/answer.md").content.decode()
+    second = client.get(f"/answers/{tightened[1]['id']}/answer.md").content.decode()
+
+    assert "1. This source is no longer available to you." in first
+    assert "2. This source is no longer available to you." in second
+    assert f"1. [{GLOBAL}](https://docs.example/global)" in second
+    for words in NONLOCAL_WORDS:
+        assert words not in first
+        assert words not in second
