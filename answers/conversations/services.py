@@ -11,17 +11,19 @@ pass.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, Prefetch
 
 from answers import db
 from answers.citations.trail import final_markers
 from answers.conf import conf
 from answers.conversations.history import History, PastTurn, assemble, marker_free
 from answers.conversations.standalone import standalone
-from answers.models import Answer, Conversation
+from answers.models import Answer, AnswerSource, Conversation
+from answers.selectors import documents_redaction
 
 IN_FLIGHT = (Answer.Status.PENDING, Answer.Status.STREAMING)
 
@@ -127,28 +129,51 @@ class _Context:
 
 def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
     """The checks, then what the next turn needs: its number, the history within budget, the last question."""
-    conversation = Conversation.objects.filter(id=conversation_id).first()
+    conversation = Conversation.objects.select_related("asker").filter(id=conversation_id).first()
     if conversation is None or not asker.may_read(conversation):
         raise ConversationNotFound
     if not asker.owns(conversation):
         raise NotConversationOwner
+    cited = Prefetch(
+        "sources",
+        queryset=AnswerSource.objects.filter(final_number__isnull=False).only("answer_id", "document_id"),
+        to_attr="cited",
+    )
     turns = list(
         Answer.objects.filter(conversation=conversation)
         .order_by("turn")
         .only("turn", "status", "question", "standalone_question", "final_text", "markers")
+        .prefetch_related(cited)
     )
     _check_next(turns[-1].status if turns else None, len(turns))
-    past = [
-        PastTurn(turn=t.turn, question=t.question, text=marker_free(t.final_text, final_markers(t.markers)))
-        for t in turns
-        if t.status == Answer.Status.DONE
-    ]
     last = turns[-1] if turns else None
+    past = _past_turns(turns, reader=conversation.asker)
     return _Context(
         turn=(last.turn if last else 0) + 1,
         history=assemble(past, budget=conf.CONVERSATION_HISTORY_CHARS),
         previous_question=(last.standalone_question or last.question) if last else "",
     )
+
+
+def _past_turns(turns: Sequence[Answer], *, reader: Any) -> list[PastTurn]:
+    """The done turns as the prompt carries them, for `reader` (whose the next turn is: the
+    conversation's asker). A turn that cited a source `reader` may no longer read (its access
+    changed, or it was deleted) enters as its question alone: its text may quote that source."""
+    done = [t for t in turns if t.status == Answer.Status.DONE]
+    cited = {t.turn: [s.document_id for s in getattr(t, "cited", [])] for t in done}
+    redaction = documents_redaction(
+        document_ids={d for ids in cited.values() for d in ids if d is not None}, user=reader
+    )
+    return [
+        PastTurn(
+            turn=t.turn,
+            question=t.question,
+            text=""
+            if any(redaction.withholds(d) for d in cited[t.turn])
+            else marker_free(t.final_text, final_markers(t.markers)),
+        )
+        for t in done
+    ]
 
 
 def _check_next(last_status: str | None, count: int) -> None:

@@ -124,8 +124,11 @@ def _quoted(text: str) -> str:
 
 def rewrite_messages(history: History, follow_up: str) -> list[dict[str, str]]:
     """The rewrite request: its system prompt, then the conversation and the follow-up as quoted text."""
+    # A turn with no text (its answer cited a source the asker may no longer read) goes as its question alone.
     turns = "\n".join(
-        f"<turn>\n<question>{_quoted(turn.question)}</question>\n<answer>{_quoted(turn.text)}</answer>\n</turn>"
+        f"<turn>\n<question>{_quoted(turn.question)}</question>\n"
+        + (f"<answer>{_quoted(turn.text)}</answer>\n" if turn.text else "")
+        + "</turn>"
         for turn in history.turns
     )
     user = (

@@ -17,14 +17,19 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from answers.content.storage import document_upsert
+from answers.models import Answer
+from tests.fixtures.api import ask
 from tests.fixtures.conversations import (
+    CLOSURES,
     GLOBAL,
     NONLOCAL,
     SCOPE_DOCUMENTS,
+    TURNS,
+    history_of,
     openai_script,
     three_turns_json,
 )
-from tests.fixtures.providers import StubOpenAIServer
+from tests.fixtures.providers import Reply, StubOpenAIServer
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +92,31 @@ def test_answer_md_lists_a_withheld_source_by_its_number_only(client: Client, ti
     for words in NONLOCAL_WORDS:
         assert words not in first
         assert words not in second
+
+
+def test_a_follow_up_carries_a_turn_citing_a_withheld_source_as_its_question_alone(
+    client: Client, tightened, stub_openai: StubOpenAIServer
+) -> None:
+    stub_openai.enqueue(
+        Reply(pieces=["What is a closure?"]), Reply(pieces=["A closure keeps enclosing variables [1]."])
+    )
+    asked = len(stub_openai.requests)
+
+    fourth = ask(client, "And closures?", conversation=tightened[0]["conversation"])
+
+    assert fourth.status_code == 201, fourth.content
+    assert fourth.json()["references"][0]["title"] == CLOSURES
+    rewrite, answer = stub_openai.requests[asked:]
+    rewrite_text = _said(rewrite["messages"])
+    answer_text = _said(answer["messages"])
+    # Turns 1 and 2 cited the withheld document: their questions go, their answers do not.
+    for turn in TURNS:
+        assert turn.question.replace('"', '\\"') in rewrite_text
+        assert turn.question in answer_text
+    for turn in TURNS[:2]:
+        assert turn.sentence not in rewrite_text
+        assert turn.sentence not in answer_text
+    # Turn 3 cited only what the asker still reads: it goes whole.
+    assert TURNS[2].sentence in rewrite_text
+    assert history_of(answer) == [f"{TURNS[2].sentence}."]
+    assert Answer.objects.get(id=fourth.json()["id"]).history["sent"] == [1, 2, 3]
