@@ -39,13 +39,8 @@ NONLOCAL_WORDS = (NONLOCAL, NONLOCAL_DOCUMENT.url, "nearest enclosing function s
 WITHHELD = {"number": 1, "withheld": True}
 
 
-@pytest.fixture
-def tightened(client: Client, scope_documents, openai_settings, stub_openai: StubOpenAIServer):
-    """The three turns asked anonymously (the `client`'s session owns the conversation), then the
-    nonlocal document made staff-only: the three answers' bodies as asked."""
-    stub_openai.enqueue(*openai_script())
-    bodies = three_turns_json(client)
-    assert [r["title"] for r in bodies[1]["references"]] == [GLOBAL, NONLOCAL]
+def _nonlocal_for_staff_only() -> None:
+    """The nonlocal document re-ingested (as a site would) for staff only."""
     document_upsert(
         key=NONLOCAL_DOCUMENT.key,
         title=NONLOCAL_DOCUMENT.title,
@@ -53,6 +48,16 @@ def tightened(client: Client, scope_documents, openai_settings, stub_openai: Stu
         body=NONLOCAL_DOCUMENT.body,
         access="staff",
     )
+
+
+@pytest.fixture
+def tightened(client: Client, scope_documents, openai_settings, stub_openai: StubOpenAIServer):
+    """The three turns asked anonymously (the `client`'s session owns the conversation), then the
+    nonlocal document made staff-only: the three answers' bodies as asked."""
+    stub_openai.enqueue(*openai_script())
+    bodies = three_turns_json(client)
+    assert [r["title"] for r in bodies[1]["references"]] == [GLOBAL, NONLOCAL]
+    _nonlocal_for_staff_only()
     return bodies
 
 
@@ -120,3 +125,17 @@ def test_a_follow_up_carries_a_turn_citing_a_withheld_source_as_its_question_alo
     assert TURNS[2].sentence in rewrite_text
     assert history_of(answer) == [f"{TURNS[2].sentence}."]
     assert Answer.objects.get(id=fourth.json()["id"]).history["sent"] == [1, 2, 3]
+
+
+def test_an_idempotent_replay_withholds_too(
+    client: Client, scope_documents, openai_settings, stub_openai: StubOpenAIServer
+) -> None:
+    stub_openai.enqueue(*openai_script(TURNS[:1]))
+    first = ask(client, TURNS[0].question, key="replayed-key")
+    assert first.json()["references"][0]["title"] == NONLOCAL
+    _nonlocal_for_staff_only()
+
+    replayed = ask(client, TURNS[0].question, key="replayed-key")
+
+    assert replayed["Idempotent-Replayed"] == "true"
+    assert replayed.json()["references"] == [WITHHELD]
