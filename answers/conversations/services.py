@@ -81,20 +81,25 @@ class Asker:
         )
 
     def may_read(self, conversation: Conversation) -> bool:
-        """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff."""
+        """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff.
+
+        A deleted user's conversation (started signed in, no asker left) is staff's only.
+        """
         owner = conversation.asker_id
         return (
-            owner is None
+            not conversation.started_signed_in
             or self.staff
             or self.operator
             or (self.user_id is not None and self.user_id == owner)
         )
 
     def owns(self, conversation: Conversation) -> bool:
+        if conversation.started_signed_in:
+            # Nobody speaks for a deleted user (the command line neither: its turn would be anonymous).
+            owner = conversation.asker_id
+            return owner is not None and (self.operator or self.user_id == owner)
         if self.operator:
             return True
-        if conversation.asker_id is not None:
-            return self.user_id == conversation.asker_id
         return (
             self.user_id is None and bool(self.session_key) and self.session_key == conversation.session_key
         )
@@ -217,7 +222,9 @@ def turn_claim(plan: TurnPlan, *, asker_id: int | None) -> tuple[uuid.UUID, int]
     turn number, the follow-up checks made again under a lock on the conversation."""
     if plan.conversation_id is None:
         conversation = Conversation.objects.create(
-            asker_id=asker_id, session_key="" if asker_id is not None else plan.asker.session_key
+            asker_id=asker_id,
+            started_signed_in=asker_id is not None,
+            session_key="" if asker_id is not None else plan.asker.session_key,
         )
         return conversation.id, 1
     # The row lock orders concurrent follow-ups on PostgreSQL (SQLite writes one at a time anyway);

@@ -7,6 +7,8 @@ permalink page, its event stream, feedback, and the trail.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -93,3 +95,37 @@ def test_an_anonymous_answer_is_still_read_by_whoever_holds_the_id(client, answe
     assert answer.asked_signed_in is False
     assert client.get(f"/api/answers/{answer.id}/").status_code == 200
     assert client.get(f"/answers/{answer.id}/").status_code == 200
+
+
+def _conversation_surfaces(client: Client, conversation_id: object) -> dict[str, int]:
+    follow_up = {"question": "And the walruses?", "conversation": str(conversation_id)}
+    return {
+        "api": client.get(f"/api/conversations/{conversation_id}/").status_code,
+        "page": client.get(f"/conversations/{conversation_id}/").status_code,
+        "follow-up": client.post("/api/answers/", follow_up, content_type="application/json").status_code,
+        "form": client.post("/ask/", follow_up).status_code,
+    }
+
+
+def test_a_deleted_users_conversation_is_staffs_only(client, carols_answer):
+    conversation = carols_answer.conversation
+    assert conversation is not None
+    assert (conversation.asker_id, conversation.started_signed_in) == (None, True)
+    missing = uuid.uuid4()
+
+    # Nobody signed in, and another user, learn nothing: the 404 of a conversation that does not exist.
+    assert _conversation_surfaces(client, conversation.id) == dict.fromkeys(
+        ("api", "page", "follow-up", "form"), 404
+    )
+    assert _conversation_surfaces(client, missing) == dict.fromkeys(("api", "page", "follow-up", "form"), 404)
+    client.force_login(User.objects.create_user("dave", password="pw"))
+    assert _conversation_surfaces(client, conversation.id) == dict.fromkeys(
+        ("api", "page", "follow-up", "form"), 404
+    )
+    # Staff read it, as they read its answers (and, as for any conversation they did not start, may not add).
+    client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    read = client.get(f"/api/conversations/{conversation.id}/")
+    assert read.status_code == 200
+    assert read.json()["answers"][0]["text"] == TEXT
+    assert _conversation_surfaces(client, conversation.id)["follow-up"] == 403
+    assert Answer.objects.filter(conversation=conversation).count() == 1
