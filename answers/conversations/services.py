@@ -54,6 +54,14 @@ class TurnInFlight(ConversationRefused):
     message = "The conversation's last answer is still being written: wait for it, then ask again."
 
 
+class TurnOvertaken(ConversationRefused):
+    code = "turn_overtaken"
+    message = (
+        "Another turn was added to this conversation while this follow-up was being asked: "
+        "read it, then ask again."
+    )
+
+
 class TurnLimitReached(ConversationRefused):
     code = "turn_limit"
 
@@ -233,5 +241,12 @@ def turn_claim(plan: TurnPlan, *, asker_id: int | None) -> tuple[uuid.UUID, int]
     turns = Answer.objects.filter(conversation_id=plan.conversation_id)
     last = turns.order_by("-turn").values("turn", "status").first()
     _check_next(last["status"] if last else None, turns.count())
+    # The history, read again under the lock that gives the turn its number: the turns done now must
+    # be those its prompts were made from (sent or cut), else a turn finished meanwhile would be
+    # missing from them (two follow-ups planned at once, the first done before the second is stored).
+    if plan.history is not None:
+        done = set(turns.filter(status=Answer.Status.DONE).values_list("turn", flat=True))
+        if done != {*(turn.turn for turn in plan.history.turns), *plan.history.cut}:
+            raise TurnOvertaken
     latest = turns.aggregate(latest=Max("turn"))["latest"] or 0
     return plan.conversation_id, latest + 1

@@ -5,7 +5,10 @@ Anthropic stub: test_conversations_anthropic.py."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -28,6 +31,7 @@ from tests.fixtures.conversations import (
 from tests.fixtures.live_server import LiveServer, SeedDocument
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import client_for, read_stream
+from tests.fixtures.waiting import await_until
 
 
 @pytest.mark.django_db
@@ -209,6 +213,48 @@ async def test_sse_continue_rules_for_signed_in_and_anonymous(
         follow = {"question": "And it?", "stream": True, "conversation": accepted["conversation"]}
         assert (await other.post("/api/answers/", json=follow)).status_code == 403
         assert (await anonymous.post("/api/answers/", json=follow)).status_code == 202
+
+
+async def test_a_follow_up_overtaken_by_another_is_refused_not_answered_without_it(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    """Two follow-ups planned at once, the second done before the first is stored: the first is a 409,
+    not a turn whose prompt lacks the turn done meanwhile (its history is read again under the lock
+    that numbers it)."""
+    release = threading.Event()
+
+    def held_rewrite(body: dict[str, Any]) -> Reply:
+        assert not body.get("stream")
+        release.wait(60)
+        return Reply(pieces=["What does the global statement do?"])
+
+    stub.enqueue(
+        Reply(pieces=["Nonlocal binds enclosing names [1]."]),
+        held_rewrite,  # the late follow-up's rewrite: held until the other follow-up is done
+        Reply(pieces=[str(TURNS[1].rewrite)]),
+        Reply(pieces=["Global names live at module level [1]."]),
+    )
+    async with client_for(live) as client:
+        first = (await client.post("/api/answers/", json={"question": TURNS[0].question})).json()
+        conversation = first["conversation"]
+        late = asyncio.create_task(
+            client.post(
+                "/api/answers/", json={"question": "And the other one?", "conversation": conversation}
+            )
+        )
+        await await_until(lambda: len(stub.requests) == 2, within=30, what="the late follow-up's rewrite")
+        early = await client.post(
+            "/api/answers/", json={"question": TURNS[1].question, "conversation": conversation}
+        )
+        assert (early.status_code, early.json()["turn"]) == (201, 2), early.text
+        release.set()
+        refused = await late
+        turns = (await client.get(f"/api/conversations/{conversation}/")).json()["answers"]
+
+    assert refused.status_code == 409, refused.text
+    assert "Another turn was added to this conversation" in refused.json()["detail"]
+    assert [t["turn"] for t in turns] == [1, 2]
+    assert len(stub.requests) == 4  # the overtaken follow-up's answer was never asked for
 
 
 @pytest.mark.django_db
