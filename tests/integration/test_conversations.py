@@ -257,6 +257,60 @@ async def test_a_follow_up_overtaken_by_another_is_refused_not_answered_without_
     assert len(stub.requests) == 4  # the overtaken follow-up's answer was never asked for
 
 
+# A model's rewrite holding what no stored question may: its NUL and controls removed, its zero-width
+# and bidi characters too; half a character (a lone surrogate) makes the rewrite unusable.
+HOSTILE_REWRITES = {
+    "NUL, zero-width and bidi": ("What\x00 does the glo\u200bbal\u202e statement\x07 do?", "model"),
+    "a lone surrogate": ("What does the global \ud800statement do?", "heuristic"),
+}
+CLEAN_REWRITE = "What does the global statement do?"
+
+
+async def _follow_up(client: Any, path: str, conversation: str) -> str:
+    """A follow-up asked on `path` (the API on the JSON or SSE path, with an Idempotency-Key, or the
+    no-JS form); the new answer's id, once it is done."""
+    body = {"question": "And the other one?", "conversation": conversation}
+    if path == "form":
+        await client.get("/")
+        form = {**body, "csrfmiddlewaretoken": client.cookies["csrftoken"]}
+        response = await client.post("/ask/", data=form)
+        assert response.status_code == 303, response.text
+        turns = (await client.get(f"/api/conversations/{conversation}/")).json()["answers"]
+        return str(turns[-1]["id"])
+    headers = {"Idempotency-Key": "hostile-rewrite"} if path == "idempotency-key" else {}
+    response = await client.post("/api/answers/", json={**body, "stream": path == "sse"}, headers=headers)
+    assert response.status_code == (202 if path == "sse" else 201), response.text
+    if path == "sse":
+        await read_stream(client, response.json()["events_url"])
+    return str(response.json()["id"])
+
+
+@pytest.mark.parametrize("path", ["json", "sse", "idempotency-key", "form"])
+@pytest.mark.parametrize("hostile", list(HOSTILE_REWRITES))
+async def test_a_rewrite_holding_controls_or_half_a_character_is_cleaned_or_set_aside(
+    live: LiveServer, stub: StubOpenAIServer, path: str, hostile: str
+) -> None:
+    rewrite, method = HOSTILE_REWRITES[hostile]
+    stub.enqueue(
+        Reply(pieces=["Nonlocal binds enclosing names [1]."]),
+        Reply(pieces=[rewrite]),
+        Reply(pieces=["Global names live at module level [1]."]),
+    )
+    async with client_for(live) as client:
+        first = (await client.post("/api/answers/", json={"question": TURNS[0].question})).json()
+        answer_id = await _follow_up(client, path, first["conversation"])
+        answer = (await client.get(f"/api/answers/{answer_id}/")).json()
+        trail = (await client.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer"))).json()
+
+    assert (answer["status"], answer["turn"]) == ("done", 2)
+    assert trail["rewrite"]["method"] == method
+    if method == "model":
+        assert trail["standalone_question"] == CLEAN_REWRITE
+    else:
+        assert trail["rewrite"]["fallback"].startswith("bad_response: ")
+        assert trail["standalone_question"].split() == ["nonlocal", "statement"]  # the previous question's
+
+
 @pytest.mark.django_db
 def test_the_ask_command_continues_a_conversation(
     capsys, scope_documents, openai_settings, stub_openai: StubOpenAIServer
