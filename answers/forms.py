@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -9,6 +10,7 @@ from django.core.validators import MaxLengthValidator
 
 from answers.conf import conf
 from answers.questions import NO_VISIBLE_CHARACTER, has_visible_character
+from answers.selectors import parse_answer_id
 
 
 class AskForm(forms.Form):
@@ -18,7 +20,8 @@ class AskForm(forms.Form):
         error_messages={"required": "Please type a question."},
     )
     # A follow-up's conversation (a hidden field of the thread's form); empty starts a new one.
-    conversation = forms.UUIDField(required=False, widget=forms.HiddenInput)
+    # Its id in the one form the API takes (clean_conversation).
+    conversation = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -33,3 +36,15 @@ class AskForm(forms.Form):
         if not has_visible_character(question):
             raise forms.ValidationError(NO_VISIBLE_CHARACTER)
         return question
+
+    def clean_conversation(self) -> uuid.UUID | None:
+        """The id as POST /api/answers/ takes it (selectors.parse_answer_id: lowercase, hyphens), or None."""
+        raw: str = self.cleaned_data["conversation"]
+        if raw == "":
+            return None
+        parsed = parse_answer_id(raw)
+        if parsed is None:
+            raise forms.ValidationError(
+                "Enter a conversation id as the API writes it (lowercase, with hyphens)."
+            )
+        return parsed

@@ -166,6 +166,29 @@ def test_the_no_js_form_adds_a_turn_and_the_permalink_shows_every_turn(
     assert "Only whoever started this conversation" in refused.content.decode()
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "spelling",
+    [str.upper, lambda c: c.replace("-", ""), lambda c: "{" + c + "}", lambda c: "urn:uuid:" + c],
+    ids=["uppercase", "without hyphens", "in braces", "as a URN"],
+)
+def test_the_form_and_the_api_take_a_conversation_id_in_one_form(client, scope_documents, settings, spelling):
+    """Another spelling of the id is refused alike by the API and the no-JS form (a 400, nothing asked)."""
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.0
+    conversation = ask(client, TURNS[0].question).json()["conversation"]
+    other = spelling(conversation)
+
+    api = ask(client, "And what does it exclude?", conversation=other)
+    form = client.post("/ask/", {"question": "And what does it exclude?", "conversation": other})
+
+    assert (api.status_code, form.status_code) == (400, 400)
+    assert Answer.objects.count() == 1
+    # The id as the API writes it goes through both.
+    assert ask(client, "And what does it exclude?", conversation=conversation).status_code == 201
+    assert client.post("/ask/", {"question": "And it?", "conversation": conversation}).status_code == 303
+
+
 # --- The SSE path, on a real server (SQLite or PostgreSQL, as this run's database) ------------------
 
 
