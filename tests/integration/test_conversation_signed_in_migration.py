@@ -5,8 +5,8 @@ in and so stay private; an anonymous one stays anyone's who holds its id."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.fixtures.migrations import migrated, migrated_to_latest
 
 BEFORE = [("answers", "0019_support_help_text")]
 AFTER = [("answers", "0020_a44_conversation_started_signed_in")]
@@ -14,9 +14,7 @@ AFTER = [("answers", "0020_a44_conversation_started_signed_in")]
 
 @pytest.mark.django_db(transaction=True)
 def test_stored_conversations_are_marked_from_their_asker_or_their_answers() -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    apps = executor.loader.project_state(BEFORE).apps
+    apps = migrated(BEFORE)
     Answer = apps.get_model("answers", "Answer")
     Conversation = apps.get_model("answers", "Conversation")
     User = apps.get_model("auth", "User")
@@ -39,14 +37,10 @@ def test_stored_conversations_are_marked_from_their_asker_or_their_answers() -> 
             asked_signed_in=name != "anonymous",
         )
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    Conversation = executor.loader.project_state(AFTER).apps.get_model("answers", "Conversation")
+    Conversation = migrated(AFTER).get_model("answers", "Conversation")
     marked = {
         name: Conversation.objects.get(pk=conversation.pk).started_signed_in
         for name, conversation in conversations.items()
     }
     assert marked == {"alice's": True, "a deleted user's": True, "anonymous": False}
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrated_to_latest()
