@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.migrations import migrated, migrated_to_latest
+from tests.fixtures.migrations import Migrate
 
 BEFORE = [("answers", "0019_support_help_text")]
 AFTER = [("answers", "0020_a44_conversation_started_signed_in")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_stored_conversations_are_marked_from_their_asker_or_their_answers() -> None:
-    apps = migrated(BEFORE)
+def test_stored_conversations_are_marked_from_their_asker_or_their_answers(migrate: Migrate) -> None:
+    apps = migrate(BEFORE)
     Answer = apps.get_model("answers", "Answer")
     Conversation = apps.get_model("answers", "Conversation")
     User = apps.get_model("auth", "User")
@@ -37,10 +37,9 @@ def test_stored_conversations_are_marked_from_their_asker_or_their_answers() -> 
             asked_signed_in=name != "anonymous",
         )
 
-    Conversation = migrated(AFTER).get_model("answers", "Conversation")
+    Conversation = migrate(AFTER).get_model("answers", "Conversation")
     marked = {
         name: Conversation.objects.get(pk=conversation.pk).started_signed_in
         for name, conversation in conversations.items()
     }
     assert marked == {"alice's": True, "a deleted user's": True, "anonymous": False}
-    migrated_to_latest()

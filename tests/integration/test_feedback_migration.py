@@ -8,15 +8,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.fixtures.migrations import migrated, migrated_to_latest
+from tests.fixtures.migrations import Migrate
 
 BEFORE = [("answers", "0014_answer_owner")]
 AFTER = [("answers", "0015_feedback_one_verdict")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_stored_duplicates_keep_each_readers_latest() -> None:
-    apps = migrated(BEFORE)
+def test_stored_duplicates_keep_each_readers_latest(migrate: Migrate) -> None:
+    apps = migrate(BEFORE)
     Answer = apps.get_model("answers", "Answer")
     AnswerSource = apps.get_model("answers", "AnswerSource")
     Feedback = apps.get_model("answers", "Feedback")
@@ -50,7 +50,7 @@ def test_stored_duplicates_keep_each_readers_latest() -> None:
     latest_flag = note(3, verdict="unhelpful", source=source, client="a" * 64, comment="second")
     orphans = [note(0, verdict="helpful", client=""), note(1, verdict="helpful", client="")]
 
-    Feedback = migrated(AFTER).get_model("answers", "Feedback")
+    Feedback = migrate(AFTER).get_model("answers", "Feedback")
     assert set(Feedback.objects.values_list("pk", flat=True)) == {
         latest_a,
         other_b,
@@ -58,4 +58,3 @@ def test_stored_duplicates_keep_each_readers_latest() -> None:
         latest_flag,
         *orphans,
     }
-    migrated_to_latest()

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from tests.fixtures.migrations import migrated, migrated_to_latest
+from tests.fixtures.migrations import Migrate
 
 BEFORE = [("answers", "0020_a44_conversation_started_signed_in")]
 AFTER = [("answers", "0021_a44_feedback_resolver")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_feedback_a_review_resolved_gets_its_reviewer() -> None:
-    apps = migrated(BEFORE)
+def test_feedback_a_review_resolved_gets_its_reviewer(migrate: Migrate) -> None:
+    apps = migrate(BEFORE)
     Answer = apps.get_model("answers", "Answer")
     Feedback = apps.get_model("answers", "Feedback")
     Review = apps.get_model("answers", "Review")
@@ -30,8 +30,7 @@ def test_feedback_a_review_resolved_gets_its_reviewer() -> None:
     by_hand = Feedback.objects.create(answer=answer, verdict="unhelpful", client="b" * 64, resolved_at=now)
     open_one = Feedback.objects.create(answer=answer, verdict="helpful", client="c" * 64)
 
-    Feedback = migrated(AFTER).get_model("answers", "Feedback")
+    Feedback = migrate(AFTER).get_model("answers", "Feedback")
 
     resolvers = {f.pk: f.resolver_id for f in Feedback.objects.all()}
     assert resolvers == {by_review.pk: reviewer.pk, by_hand.pk: None, open_one.pk: None}
-    migrated_to_latest()
