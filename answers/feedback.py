@@ -111,7 +111,8 @@ def feedback_create(
     earlier.created_at = timezone.now()
     earlier.resolved_at = None
     earlier.resolved_by = None
-    earlier.save(update_fields=["verdict", "comment", "created_at", "resolved_at", "resolved_by"])
+    earlier.resolver = None
+    earlier.save(update_fields=["verdict", "comment", "created_at", "resolved_at", "resolved_by", "resolver"])
     return earlier
 
 
@@ -123,9 +124,15 @@ def feedback_resolve_for_review(*, review: Review) -> int:
     covered = Feedback.objects.filter(
         answer_id=review.answer_id, resolved_at__isnull=True, created_at__lte=review.created_at
     )
-    return covered.update(resolved_at=timezone.now(), resolved_by=review)
+    return covered.update(resolved_at=timezone.now(), resolved_by=review, resolver_id=review.reviewer_id)
 
 
-def feedback_resolve(*, queryset: QuerySet[Feedback]) -> int:
-    """A reviewer marks feedback resolved by hand (no review). Already resolved feedback stays as it was."""
-    return queryset.filter(resolved_at__isnull=True).update(resolved_at=timezone.now())
+def feedback_resolve(*, queryset: QuerySet[Feedback], user: Any) -> list[Feedback]:
+    """`user` (a reviewer) marks feedback resolved by hand (no review): the feedback it resolved, each
+    recording who did. Already resolved feedback stays as it was."""
+    with transaction.atomic():
+        unresolved = list(queryset.select_for_update(of=("self",)).filter(resolved_at__isnull=True))
+        Feedback.objects.filter(pk__in=[f.pk for f in unresolved]).update(
+            resolved_at=timezone.now(), resolver=user
+        )
+    return unresolved

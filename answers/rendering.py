@@ -19,6 +19,7 @@ tests/fixtures/markdown_cases.json pins both to the same output.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from answers.citations import Marker, scan_markers
+from answers.citations.code import code_regions
 from answers.citations.markdown import markdown_parser
 from answers.citations.scan import in_range
 
@@ -332,3 +334,35 @@ def render_answer_html(
     finally:
         _CURRENT.set(None)
     return clean_html(rendered)
+
+
+# Where CommonMark with raw HTML allowed would open raw HTML: a tag (open or closing), a comment, a
+# declaration, CDATA or a processing instruction. Not an autolink (`<https:`, `<a@b>`): a scheme or
+# an address is no tag name.
+_RAW_HTML_START = re.compile(r"<(?=[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|[/!?])")
+
+
+def markdown_without_html(text: str) -> str:
+    """An answer's Markdown as written for other renderers (its `answer.md`), reading as the page
+    renders it: every `<` that would open raw HTML outside code is backslash-escaped (the page's
+    parser has raw HTML off, so it shows such markup as text; a renderer that allows raw HTML
+    would run it). One already escaped (an odd run of backslashes before it) is left as it is.
+    """
+    regions = code_regions(text)
+    starts = [low for low, _ in regions]
+    parts: list[str] = []
+    at = 0
+    for match in _RAW_HTML_START.finditer(text):
+        start = match.start()
+        region = bisect_right(starts, start) - 1
+        if region >= 0 and start < regions[region][1]:
+            continue  # code shows its `<` as written, on the page and everywhere
+        backslashes = 0
+        while backslashes < start and text[start - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2:
+            continue
+        parts += (text[at:start], "\\")
+        at = start
+    parts.append(text[at:])
+    return "".join(parts)

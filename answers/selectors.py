@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -161,7 +162,20 @@ def answer_redaction(*, answer: Answer, user: Any) -> Redaction:
     # The trace keeps each source's document id after a delete cleared the source's (stored events carry it).
     kept = (answer.retrieval_trace or {}).get("kept") or []
     ids |= {int(k["document_id"]) for k in kept if isinstance(k, dict) and k.get("document_id") is not None}
-    return Redaction(frozenset(unreadable_documents(reader_for(user), ids)), deleted=True)
+    return documents_redaction(document_ids=ids, user=user)
+
+
+def documents_redaction(*, document_ids: Iterable[int], user: Any) -> Redaction:
+    """Of these documents, those `user` may no longer read (deleted ones too): the rule answer_redaction
+    applies to an answer's sources, and a follow-up's history to the sources its earlier turns cited."""
+    if sees_every_source(user):
+        return NOTHING_WITHHELD
+    return Redaction(frozenset(unreadable_documents(reader_for(user), document_ids)), deleted=True)
+
+
+def answer_redactions(*, answers: list[Answer], user: Any) -> dict[uuid.UUID, Redaction]:
+    """answer_redaction of each answer (a conversation's turns), by answer id: the one redaction, per turn."""
+    return {answer.id: answer_redaction(answer=answer, user=user) for answer in answers}
 
 
 def reference_payload(

@@ -41,7 +41,7 @@ from answers.pipeline import flow, lifecycle
 from answers.pipeline.publisher import JSON
 from answers.pipeline.store import AnswerDeleted
 from answers.questions import MAX_LENGTH as MAX_QUESTION_LENGTH
-from answers.rendering import link_url, source_anchor
+from answers.rendering import link_url, markdown_without_html, source_anchor
 from answers.sse.channels import events_url, stream_refusal
 from answers.sse.views import method_refusal
 
@@ -343,12 +343,19 @@ def _markdown_title(title: str) -> str:
 
 
 def _markdown_href(request: HttpRequest, url: str) -> str:
-    """A source's URL as a Markdown link target, absolute (copies leave the site); "" when no link."""
+    """A source's URL as a Markdown link target, absolute (copies leave the site); "" when no link.
+
+    No URL can end the target early: its `<` and `>` are percent-encoded (as a browser sends
+    them), so a target with spaces or parentheses goes in `<...>`, which only a `>` closes
+    (link_url leaves no line break or backslash in it), and any other has no `(` or `)` at all.
+    Ingest refuses such URLs (answers.content.validation); this keeps those stored before it.
+    """
     link = link_url(url)
     if link is None:
         return ""
     absolute = request.build_absolute_uri(link) if link.startswith("/") else link
-    return f"<{absolute}>" if re.search(r"[\s()<>]", absolute) else absolute
+    absolute = absolute.replace("<", "%3C").replace(">", "%3E")
+    return f"<{absolute}>" if re.search(r"[\s()]", absolute) else absolute
 
 
 @require_safe
@@ -360,24 +367,28 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
     found = _readable_answer(request, answer_id)
     if isinstance(found, HttpResponse):
         return found
-    _, answer = found
+    user, answer = found
     if answer.status != Answer.Status.DONE:
         return HttpResponse(
             "This answer is not finished; its Markdown is there once it is.\n",
             status=409,
             content_type="text/plain; charset=utf-8",
         )
+    # Sources this reader may no longer read: their number only, as on the page (docs/api.md, answer.md).
+    redaction = selectors.answer_redaction(answer=answer, user=user)
     references = [
-        {
+        ref
+        if ref.get("withheld")
+        else {
             "number": ref["number"],
             "title": _markdown_title(ref["title"] or ref["url"] or "Untitled"),
             "href": _markdown_href(request, ref["url"]),
         }
-        for ref in selectors.answer_references(answer)
+        for ref in selectors.answer_references(answer, redaction)
     ]
     context = {
         "question": _markdown_title(answer.question),
-        "text": answer.final_text,
+        "text": markdown_without_html(answer.final_text),
         "references": references,
         "permalink": request.build_absolute_uri(answer.get_absolute_url()),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin, messages
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.safestring import SafeString
@@ -80,6 +81,7 @@ class FeedbackAdmin(QAExportMixin, _FeedbackAdminBase):
         "created_at",
         "resolved_at",
         "resolved_by",
+        "resolver",
     )
     readonly_fields = fields
 
@@ -119,5 +121,11 @@ class FeedbackAdmin(QAExportMixin, _FeedbackAdminBase):
 
     @admin.action(description="Mark the selected feedback resolved", permissions=["change"])
     def mark_resolved(self, request: HttpRequest, queryset: QuerySet[Feedback]) -> None:
-        count = feedback_resolve(queryset=queryset)
-        self.message_user(request, f"{count} marked resolved.", messages.SUCCESS)
+        resolved = feedback_resolve(queryset=queryset, user=request.user)
+        actor = request.user.pk
+        assert actor is not None  # admin runs actions for signed-in staff only
+        # In each feedback's history, as admin's own changes are: who resolved it, and when.
+        LogEntry.objects.log_actions(
+            user_id=actor, queryset=resolved, action_flag=CHANGE, change_message="Marked resolved."
+        )
+        self.message_user(request, f"{len(resolved)} marked resolved.", messages.SUCCESS)

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ErrorDetail
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -79,11 +79,32 @@ class ConversationBusy(APIException):
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus the answer id on provider failures so the trail can be found."""
+    """DRF's handler, plus the answer id on provider failures so the trail can be found; every error
+    it renders is encodable (encodable_errors)."""
     response = drf_exception_handler(exc, context)
+    if response is not None:
+        response.data = encodable_errors(response.data)
     if response is not None and isinstance(exc, ProviderFailed):
         if exc.answer_id is not None:
             response.data["id"] = str(exc.answer_id)
         for name, value in exc.headers.items():
             response[name] = value
     return response
+
+
+def encodable_errors(data: Any) -> Any:
+    """Error data whose every string UTF-8 can encode: a message quoting a value sent with half a
+    character in it (JSON's lone `"\\ud800"`: DRF's "... is not a valid choice.") writes that half as
+    its escape, `\\ud800`, instead of failing the response. Codes (ErrorDetail.code) are kept."""
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            text = data.encode("utf-8", "backslashreplace").decode("utf-8")
+            return ErrorDetail(text, code=data.code) if isinstance(data, ErrorDetail) else text
+        return data
+    if isinstance(data, dict):
+        return {encodable_errors(key): encodable_errors(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [encodable_errors(item) for item in data]
+    return data

@@ -143,14 +143,16 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
     def get_text(self, answer: Answer) -> str:
         return answer.final_text if answer.status == Answer.Status.DONE else ""
 
-    def _redaction(self) -> Redaction:
-        # The view passes whom the answer is read by (selectors.answer_redaction); none: nothing withheld.
-        redaction: Redaction = self.context.get("redaction", NOTHING_WITHHELD)
-        return redaction
+    def _redaction(self, answer: Answer) -> Redaction:
+        # The view passes, by answer id, what of each answer its reader may no longer read
+        # (selectors.answer_redactions, for a conversation's every turn). None passed: an answer
+        # just written for its asker, whose sources retrieval chose for them.
+        redactions: dict[Any, Redaction] | None = self.context.get("redactions")
+        return NOTHING_WITHHELD if redactions is None else redactions[answer.id]
 
     @extend_schema_field(ReferenceSerializer(many=True))
     def get_references(self, answer: Answer) -> list[dict[str, Any]]:
-        return answer_references(answer, self._redaction())
+        return answer_references(answer, self._redaction(answer))
 
     @extend_schema_field(
         serializers.DictField(
@@ -161,7 +163,7 @@ class AnswerOutputSerializer(serializers.Serializer[Any]):
         )
     )
     def get_quotes(self, answer: Answer) -> dict[str, list[str]]:
-        return answer_quotes(answer, self._redaction())
+        return answer_quotes(answer, self._redaction(answer))
 
     @extend_schema_field(AnswerErrorSerializer(allow_null=True))
     def get_error(self, answer: Answer) -> dict[str, str] | None:

@@ -217,7 +217,13 @@ class AnswerAskView(APIView):
             raise error_class(answer.error_message or None, answer_id=answer.id, headers=headers)
         if answer.status != Answer.Status.DONE:
             raise IdempotentRequestInFlight(answer_id=answer.id)
-        data = await _serialized(AnswerOutputSerializer, answer)
+        # A replay may come after the access of its sources changed: read as GET shows it.
+        context = (
+            {"redactions": await sync_to_async(selectors.answer_redactions)(answers=[answer], user=user)}
+            if asked.replayed
+            else {}
+        )
+        data = await _serialized(AnswerOutputSerializer, answer, context=context)
         return Response(data, status=status.HTTP_201_CREATED, headers=headers)
 
 
@@ -306,8 +312,8 @@ class AnswerDetailView(APIView):
         answer = await sync_to_async(selectors.answer_get)(answer_id=parsed, user=request.user)
         if answer is None:
             raise NotFound("No answer has this id.")
-        redaction = await sync_to_async(selectors.answer_redaction)(answer=answer, user=request.user)
-        return Response(await _serialized(AnswerOutputSerializer, answer, context={"redaction": redaction}))
+        redactions = await sync_to_async(selectors.answer_redactions)(answers=[answer], user=request.user)
+        return Response(await _serialized(AnswerOutputSerializer, answer, context={"redactions": redactions}))
 
 
 class AnswerTrailView(APIView):
@@ -412,9 +418,10 @@ class ConversationDetailView(APIView):
         )
         if conversation is None:
             raise NotFound("No conversation has this id.")
-        payload = {
-            "id": conversation.id,
-            "created_at": conversation.created_at,
-            "answers": conversation_turns(conversation),
-        }
-        return Response(await _serialized(ConversationOutputSerializer, payload))
+        turns = conversation_turns(conversation)
+        # Each turn as GET /api/answers/<id>/ shows it: the sources this reader may no longer read withheld.
+        redactions = await sync_to_async(selectors.answer_redactions)(answers=turns, user=request.user)
+        payload = {"id": conversation.id, "created_at": conversation.created_at, "answers": turns}
+        return Response(
+            await _serialized(ConversationOutputSerializer, payload, context={"redactions": redactions})
+        )

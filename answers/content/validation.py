@@ -187,6 +187,12 @@ def clean_document(
     warnings: dict[str, str] = {}
     if len(url_s) > URL_MAX:
         raise InvalidDocument("url", f"is longer than {URL_MAX} characters.")
+    if "<" in url_s or ">" in url_s:
+        # No URL holds them unencoded (RFC 3986), and in a copied answer's Markdown (answer.md)
+        # a `>` would end the link and let the rest of the URL write links of its own.
+        raise InvalidDocument(
+            "url", "holds < or >, which a URL may not hold as written: percent-encode them (%3C, %3E)."
+        )
     checked = safe_url(url_s)
     if checked is None:
         warnings["url"] = (

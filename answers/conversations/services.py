@@ -11,18 +11,20 @@ pass.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, Prefetch
 
 from answers import db
 from answers.citations.trail import final_markers
 from answers.conf import conf
 from answers.conversations.history import History, PastTurn, assemble, marker_free
 from answers.conversations.standalone import standalone
-from answers.models import Answer, Conversation
+from answers.models import Answer, AnswerSource, Conversation
 from answers.questions import MAX_LENGTH as MAX_QUESTION_LENGTH
+from answers.selectors import documents_redaction
 
 IN_FLIGHT = (Answer.Status.PENDING, Answer.Status.STREAMING)
 
@@ -53,6 +55,14 @@ class TurnInFlight(ConversationRefused):
     message = "The conversation's last answer is still being written: wait for it, then ask again."
 
 
+class TurnOvertaken(ConversationRefused):
+    code = "turn_overtaken"
+    message = (
+        "Another turn was added to this conversation while this follow-up was being asked: "
+        "read it, then ask again."
+    )
+
+
 class TurnLimitReached(ConversationRefused):
     code = "turn_limit"
 
@@ -80,20 +90,25 @@ class Asker:
         )
 
     def may_read(self, conversation: Conversation) -> bool:
-        """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff."""
+        """The answers' read rule (selectors._may_read): anonymous by anyone, else the asker and staff.
+
+        A deleted user's conversation (started signed in, no asker left) is staff's only.
+        """
         owner = conversation.asker_id
         return (
-            owner is None
+            not conversation.started_signed_in
             or self.staff
             or self.operator
             or (self.user_id is not None and self.user_id == owner)
         )
 
     def owns(self, conversation: Conversation) -> bool:
+        if conversation.started_signed_in:
+            # Nobody speaks for a deleted user (the command line neither: its turn would be anonymous).
+            owner = conversation.asker_id
+            return owner is not None and (self.operator or self.user_id == owner)
         if self.operator:
             return True
-        if conversation.asker_id is not None:
-            return self.user_id == conversation.asker_id
         return (
             self.user_id is None and bool(self.session_key) and self.session_key == conversation.session_key
         )
@@ -128,28 +143,51 @@ class _Context:
 
 def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
     """The checks, then what the next turn needs: its number, the history within budget, the last question."""
-    conversation = Conversation.objects.filter(id=conversation_id).first()
+    conversation = Conversation.objects.select_related("asker").filter(id=conversation_id).first()
     if conversation is None or not asker.may_read(conversation):
         raise ConversationNotFound
     if not asker.owns(conversation):
         raise NotConversationOwner
+    cited = Prefetch(
+        "sources",
+        queryset=AnswerSource.objects.filter(final_number__isnull=False).only("answer_id", "document_id"),
+        to_attr="cited",
+    )
     turns = list(
         Answer.objects.filter(conversation=conversation)
         .order_by("turn")
         .only("turn", "status", "question", "standalone_question", "final_text", "markers")
+        .prefetch_related(cited)
     )
     _check_next(turns[-1].status if turns else None, len(turns))
-    past = [
-        PastTurn(turn=t.turn, question=t.question, text=marker_free(t.final_text, final_markers(t.markers)))
-        for t in turns
-        if t.status == Answer.Status.DONE
-    ]
     last = turns[-1] if turns else None
+    past = _past_turns(turns, reader=conversation.asker)
     return _Context(
         turn=(last.turn if last else 0) + 1,
         history=assemble(past, budget=conf.CONVERSATION_HISTORY_CHARS),
         previous_question=(last.standalone_question or last.question) if last else "",
     )
+
+
+def _past_turns(turns: Sequence[Answer], *, reader: Any) -> list[PastTurn]:
+    """The done turns as the prompt carries them, for `reader` (whose the next turn is: the
+    conversation's asker). A turn that cited a source `reader` may no longer read (its access
+    changed, or it was deleted) enters as its question alone: its text may quote that source."""
+    done = [t for t in turns if t.status == Answer.Status.DONE]
+    cited = {t.turn: [s.document_id for s in getattr(t, "cited", [])] for t in done}
+    redaction = documents_redaction(
+        document_ids={d for ids in cited.values() for d in ids if d is not None}, user=reader
+    )
+    return [
+        PastTurn(
+            turn=t.turn,
+            question=t.question,
+            text=""
+            if any(redaction.withholds(d) for d in cited[t.turn])
+            else marker_free(t.final_text, final_markers(t.markers)),
+        )
+        for t in done
+    ]
 
 
 def _check_next(last_status: str | None, count: int) -> None:
@@ -193,7 +231,9 @@ def turn_claim(plan: TurnPlan, *, asker_id: int | None) -> tuple[uuid.UUID, int]
     turn number, the follow-up checks made again under a lock on the conversation."""
     if plan.conversation_id is None:
         conversation = Conversation.objects.create(
-            asker_id=asker_id, session_key="" if asker_id is not None else plan.asker.session_key
+            asker_id=asker_id,
+            started_signed_in=asker_id is not None,
+            session_key="" if asker_id is not None else plan.asker.session_key,
         )
         return conversation.id, 1
     # The row lock orders concurrent follow-ups on PostgreSQL (SQLite writes one at a time anyway);
@@ -202,5 +242,12 @@ def turn_claim(plan: TurnPlan, *, asker_id: int | None) -> tuple[uuid.UUID, int]
     turns = Answer.objects.filter(conversation_id=plan.conversation_id)
     last = turns.order_by("-turn").values("turn", "status").first()
     _check_next(last["status"] if last else None, turns.count())
+    # The history, read again under the lock that gives the turn its number: the turns done now must
+    # be those its prompts were made from (sent or cut), else a turn finished meanwhile would be
+    # missing from them (two follow-ups planned at once, the first done before the second is stored).
+    if plan.history is not None:
+        done = set(turns.filter(status=Answer.Status.DONE).values_list("turn", flat=True))
+        if done != {*(turn.turn for turn in plan.history.turns), *plan.history.cut}:
+            raise TurnOvertaken
     latest = turns.aggregate(latest=Max("turn"))["latest"] or 0
     return plan.conversation_id, latest + 1

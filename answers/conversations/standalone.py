@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -124,8 +125,11 @@ def _quoted(text: str) -> str:
 
 def rewrite_messages(history: History, follow_up: str) -> list[dict[str, str]]:
     """The rewrite request: its system prompt, then the conversation and the follow-up as quoted text."""
+    # A turn with no text (its answer cited a source the asker may no longer read) goes as its question alone.
     turns = "\n".join(
-        f"<turn>\n<question>{_quoted(turn.question)}</question>\n<answer>{_quoted(turn.text)}</answer>\n</turn>"
+        f"<turn>\n<question>{_quoted(turn.question)}</question>\n"
+        + (f"<answer>{_quoted(turn.text)}</answer>\n" if turn.text else "")
+        + "</turn>"
         for turn in history.turns
     )
     user = (
@@ -139,10 +143,18 @@ def rewrite_messages(history: History, follow_up: str) -> list[dict[str, str]]:
 _FIRST_LINE = re.compile(r"[^\r\n]+")
 
 
+# Controls (Cc) and format characters (Cf: zero-width spaces and joiners, BOM, every bidi mark and
+# control): nothing a reader sees, and a bidi control makes the stored question read otherwise
+# than it is (the trail and admin show it). By category, so every such character goes.
+_INVISIBLE = frozenset({"Cc", "Cf"})
+
+
 def _clean_reply(reply: str, *, max_length: int) -> str:
-    """The reply's first non-empty line, unquoted; empty when there is none or it is too long."""
+    """The reply's first non-empty line, unquoted, without invisible characters (runs of spaces made
+    one); empty when there is none or it is too long."""
     line = _FIRST_LINE.search(reply.strip())
-    question = line.group(0).strip().strip("\"'“”").strip() if line else ""
+    visible = "".join(c for c in line.group(0) if unicodedata.category(c) not in _INVISIBLE) if line else ""
+    question = " ".join(visible.split()).strip("\"'“”").strip()
     return question if len(question) <= max_length else ""
 
 

@@ -13,7 +13,8 @@ class Conversation(models.Model):
     """Answers asked one after the other, each a turn with its own retrieval, Sources list and trail.
 
     Read by whoever may read its answers; continued only by whoever started it: the signed-in
-    asker, or for an anonymous one the same session (answers/conversations/services.py).
+    asker, or for an anonymous one the same session (answers/conversations/services.py). A deleted
+    user's conversation stays theirs (`started_signed_in`): staff only.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -23,6 +24,14 @@ class Conversation(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="conversations",
+    )
+    started_signed_in = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text=(
+            "Started by a signed-in user: readable by that user and staff only, "
+            "even once the user is deleted."
+        ),
     )
     session_key = models.CharField(
         max_length=64,
@@ -34,6 +43,13 @@ class Conversation(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # As an answer's asked_signed_in: without an asker, anonymous or its asker since deleted.
+            models.CheckConstraint(
+                condition=models.Q(asker__isnull=True) | models.Q(started_signed_in=True),
+                name="conversation_asker_is_signed_in",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Conversation {self.id}"

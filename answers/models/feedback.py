@@ -64,6 +64,15 @@ class Feedback(models.Model):
         editable=False,
         help_text="The review that resolved it (empty when a reviewer marked it resolved by hand).",
     )
+    resolver = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="feedback_resolved",
+        editable=False,
+        help_text="Who resolved it: the reviewer who marked it resolved, or whose review resolved it.",
+    )
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -81,6 +90,10 @@ class Feedback(models.Model):
             models.CheckConstraint(
                 condition=Q(resolved_by__isnull=True) | Q(resolved_at__isnull=False),
                 name="feedback_resolved_by_has_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(resolver__isnull=True) | Q(resolved_at__isnull=False),
+                name="feedback_resolver_has_time",
             ),
             # One verdict per reader per answer, and one flag per reader per source: a later one
             # replaces the earlier (answers.feedback.feedback_create). A reader is a user, or for

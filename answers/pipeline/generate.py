@@ -22,9 +22,9 @@ from answers.models import Answer
 from answers.pipeline import lifecycle, store, support
 from answers.pipeline.publisher import Deltas, Publisher
 from answers.pipeline.store import run_db
-from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates, strip_controls
 from answers.providers.base import Generation, Provider, ProviderError
 from answers.providers.prompt import Prompt
+from answers.providers.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates, strip_controls
 
 logger = logging.getLogger(__name__)
 

@@ -88,7 +88,7 @@ def answer_create(
 
     `declined`: no source reached the threshold and the provider will not be called (flow.py).
     `plan`: the turn it is (answers.conversations.services): its conversation is created (a first
-    turn) or locked and checked again (a follow-up, TurnInFlight or TurnLimitReached) here.
+    turn) or locked and checked again (a follow-up, TurnInFlight, TurnOvertaken or TurnLimitReached) here.
     """
     plan = plan or TurnPlan()
     now = timezone.now()

@@ -115,7 +115,8 @@ def build_prompt(
     earlier: list[dict[str, str]] = []
     for asked, answered in history:
         earlier.append({"role": "user", "content": f"<question>\n{_neutralise(asked.strip())}\n</question>"})
-        earlier.append({"role": "assistant", "content": answered.strip()})
+        if answered.strip():  # a turn whose answer the asker may no longer read goes as its question alone
+            earlier.append({"role": "assistant", "content": answered.strip()})
     if history:
         system = {"role": "system", "content": system["content"] + "\n" + HISTORY_RULE}
     return Prompt(

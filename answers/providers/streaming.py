@@ -26,6 +26,7 @@ from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
 from answers.providers.prompt import Prompt
+from answers.providers.text import UnpairedSurrogate, clean_reply
 
 logger = logging.getLogger(__name__)
 
@@ -195,12 +196,15 @@ class StreamingProvider(ABC):
 
     async def complete(self, messages: Sequence[dict[str, str]], *, max_tokens: int) -> str:
         """One non-streamed request (a follow-up's rewrite, answers/conversations/standalone.py): the
-        reply's text. No retries (the caller has a fallback); every failure is a ProviderError."""
+        reply's text, cleaned as streamed pieces are (answers.providers.text.clean_reply). No retries
+        (the caller has a fallback); every failure is a ProviderError, half a character included."""
         try:
             async with asyncio.timeout(self.timeout):
-                return await self._complete(self._client(), messages, max_tokens)
+                return clean_reply(await self._complete(self._client(), messages, max_tokens))
         except ProviderError:
             raise
+        except UnpairedSurrogate as exc:
+            raise ProviderError(ErrorKind.BAD_RESPONSE, str(exc)) from None
         except Exception as exc:
             raise self._translate(exc, Progress())[0] from exc
 

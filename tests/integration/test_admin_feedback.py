@@ -9,13 +9,15 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 from django.utils import timezone
 
 from answers.admin.selectors import citation_health
 from answers.feedback import feedback_create
-from answers.models import Answer, Document, Review
+from answers.models import Answer, Document, Feedback, Review
 
 pytestmark = pytest.mark.django_db
 
@@ -195,6 +197,12 @@ def test_the_answer_list_filters_on_readers_verdicts_and_orders_by_unresolved_fe
     assert [a.unresolved_feedback for a in response.context["cl"].result_list if a.pk == flagged.pk] == [3]
 
 
+def review_form(**fields: str) -> dict[str, str]:
+    """The review form's POST: `fields`, and its source flags' inline with none."""
+    management = {"TOTAL_FORMS": "0", "INITIAL_FORMS": "0", "MIN_NUM_FORMS": "0", "MAX_NUM_FORMS": "1000"}
+    return {**fields, **{f"source_flags-{name}": value for name, value in management.items()}}
+
+
 def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answer_factory):
     answer = answer_factory(text="Tea [1] and [2].", source_count=2)
     other = answer_factory(text="Other [1].", source_count=1)
@@ -204,15 +212,7 @@ def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answ
     add_url = f"{reverse('admin:answers_review_add')}?answer={answer.pk}"
     response = qa_client.post(
         add_url,
-        {
-            "answer": str(answer.pk),
-            "verdict": "wrong_citation",
-            "notes": "Source 2 is off.",
-            "source_flags-TOTAL_FORMS": "0",
-            "source_flags-INITIAL_FORMS": "0",
-            "source_flags-MIN_NUM_FORMS": "0",
-            "source_flags-MAX_NUM_FORMS": "1000",
-        },
+        review_form(answer=str(answer.pk), verdict="wrong_citation", notes="Source 2 is off."),
     )
     assert response.status_code == 302
     review = Review.objects.get(answer=answer)
@@ -233,14 +233,7 @@ def test_a_review_resolves_the_feedback_sent_before_it(qa_client, reviewer, answ
     # The review cannot be changed (it is final), so it resolves nothing more.
     refused = qa_client.post(
         reverse("admin:answers_review_change", args=[review.pk]),
-        {
-            "verdict": "ok",
-            "notes": "",
-            "source_flags-TOTAL_FORMS": "0",
-            "source_flags-INITIAL_FORMS": "0",
-            "source_flags-MIN_NUM_FORMS": "0",
-            "source_flags-MAX_NUM_FORMS": "1000",
-        },
+        review_form(verdict="ok", notes=""),
     )
     assert refused.status_code == 403
     after.refresh_from_db()
@@ -274,6 +267,45 @@ def test_reviewers_list_feedback_and_mark_it_resolved_but_never_add_or_delete_it
     assert second.resolved_at is None
     # Nothing else about it changed.
     assert (first.verdict, first.comment, first.source.final_number) == ("unhelpful", HOSTILE, 1)
+
+
+def test_marking_feedback_resolved_records_who_did_it_and_logs_it(qa_client, reviewer, answer_factory):
+    answer = answer_factory(text="Tea [1].", source_count=1)
+    marked, resolved_earlier = feedback(answer, "helpful"), feedback(answer, "unhelpful", source=1)
+    resolved_earlier.resolved_at = timezone.now()
+    resolved_earlier.save(update_fields=["resolved_at"])
+
+    response = qa_client.post(
+        reverse("admin:answers_feedback_changelist"),
+        {"action": "mark_resolved", "_selected_action": [marked.pk, resolved_earlier.pk]},
+    )
+
+    assert response.status_code == 302
+    marked.refresh_from_db()
+    resolved_earlier.refresh_from_db()
+    assert (marked.resolver, resolved_earlier.resolver) == (reviewer, None)
+    logged = LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(Feedback))
+    assert [(e.user, e.object_id, e.action_flag, e.change_message) for e in logged] == [
+        (reviewer, str(marked.pk), CHANGE, "Marked resolved.")
+    ]
+    # The feedback's own history page shows it.
+    history = qa_client.get(reverse("admin:answers_feedback_history", args=[marked.pk])).content.decode()
+    assert "Marked resolved." in history
+    page = qa_client.get(reverse("admin:answers_feedback_change", args=[marked.pk])).content.decode()
+    assert reviewer.get_username() in page
+
+
+def test_a_review_records_its_reviewer_as_whoever_resolved_the_feedback(qa_client, reviewer, answer_factory):
+    answer = answer_factory(text="Tea [1].", source_count=1)
+    sent = feedback(answer, "unhelpful")
+
+    qa_client.post(
+        f"{reverse('admin:answers_review_add')}?answer={answer.pk}",
+        review_form(answer=str(answer.pk), verdict="ok", notes=""),
+    )
+
+    sent.refresh_from_db()
+    assert (sent.resolved_by, sent.resolver) == (Review.objects.get(answer=answer), reviewer)
 
 
 def test_staff_without_the_reviewers_permissions_cannot_see_feedback(

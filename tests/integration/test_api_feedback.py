@@ -407,3 +407,30 @@ def test_reading_feedback_follows_the_answers_read_rules(client, answer_factory,
     assert client.get(url(answer.id)).status_code == 404
     client.force_login(users["asker"])
     assert current(client, answer.id) == {"verdict": None, "flags": []}
+
+
+# Half a character (JSON's lone "\ud800") where the error message would quote the value sent.
+LONE_SURROGATE = '"\\ud800"'
+
+
+@pytest.mark.parametrize(
+    ("where", "body"),
+    [
+        ("feedback verdict", '{"verdict": %s}'),
+        ("feedback source", '{"verdict": "unhelpful", "source": %s}'),
+        ("ask stream", '{"question": "What?", "stream": %s}'),
+        ("ask conversation", '{"question": "What?", "conversation": %s}'),
+    ],
+)
+def test_an_error_never_echoes_a_value_that_cannot_be_encoded(client, answer_factory, where, body):
+    """The 400 says what was wrong; the half character is written as its escape, `\\ud800`, not a 500."""
+    answer = answer_factory(text=TEXT, source_count=4)
+    path = url(answer.id) if where.startswith("feedback") else "/api/answers/"
+
+    response = client.post(path, body % LONE_SURROGATE, content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    problems = response.json()
+    assert problems
+    assert "\ud800" not in str(problems)
+    assert not Feedback.objects.exists()

@@ -5,7 +5,10 @@ Anthropic stub: test_conversations_anthropic.py."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -28,6 +31,7 @@ from tests.fixtures.conversations import (
 from tests.fixtures.live_server import LiveServer, SeedDocument
 from tests.fixtures.providers import Reply, StubOpenAIServer
 from tests.fixtures.sse_client import client_for, read_stream
+from tests.fixtures.waiting import await_until
 
 
 @pytest.mark.django_db
@@ -162,6 +166,29 @@ def test_the_no_js_form_adds_a_turn_and_the_permalink_shows_every_turn(
     assert "Only whoever started this conversation" in refused.content.decode()
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "spelling",
+    [str.upper, lambda c: c.replace("-", ""), lambda c: "{" + c + "}", lambda c: "urn:uuid:" + c],
+    ids=["uppercase", "without hyphens", "in braces", "as a URN"],
+)
+def test_the_form_and_the_api_take_a_conversation_id_in_one_form(client, scope_documents, settings, spelling):
+    """Another spelling of the id is refused alike by the API and the no-JS form (a 400, nothing asked)."""
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.0
+    conversation = ask(client, TURNS[0].question).json()["conversation"]
+    other = spelling(conversation)
+
+    api = ask(client, "And what does it exclude?", conversation=other)
+    form = client.post("/ask/", {"question": "And what does it exclude?", "conversation": other})
+
+    assert (api.status_code, form.status_code) == (400, 400)
+    assert Answer.objects.count() == 1
+    # The id as the API writes it goes through both.
+    assert ask(client, "And what does it exclude?", conversation=conversation).status_code == 201
+    assert client.post("/ask/", {"question": "And it?", "conversation": conversation}).status_code == 303
+
+
 # --- The SSE path, on a real server (SQLite or PostgreSQL, as this run's database) ------------------
 
 
@@ -209,6 +236,102 @@ async def test_sse_continue_rules_for_signed_in_and_anonymous(
         follow = {"question": "And it?", "stream": True, "conversation": accepted["conversation"]}
         assert (await other.post("/api/answers/", json=follow)).status_code == 403
         assert (await anonymous.post("/api/answers/", json=follow)).status_code == 202
+
+
+async def test_a_follow_up_overtaken_by_another_is_refused_not_answered_without_it(
+    live: LiveServer, stub: StubOpenAIServer
+) -> None:
+    """Two follow-ups planned at once, the second done before the first is stored: the first is a 409,
+    not a turn whose prompt lacks the turn done meanwhile (its history is read again under the lock
+    that numbers it)."""
+    release = threading.Event()
+
+    def held_rewrite(body: dict[str, Any]) -> Reply:
+        assert not body.get("stream")
+        release.wait(60)
+        return Reply(pieces=["What does the global statement do?"])
+
+    stub.enqueue(
+        Reply(pieces=["Nonlocal binds enclosing names [1]."]),
+        held_rewrite,  # the late follow-up's rewrite: held until the other follow-up is done
+        Reply(pieces=[str(TURNS[1].rewrite)]),
+        Reply(pieces=["Global names live at module level [1]."]),
+    )
+    async with client_for(live) as client:
+        first = (await client.post("/api/answers/", json={"question": TURNS[0].question})).json()
+        conversation = first["conversation"]
+        late = asyncio.create_task(
+            client.post(
+                "/api/answers/", json={"question": "And the other one?", "conversation": conversation}
+            )
+        )
+        await await_until(lambda: len(stub.requests) == 2, within=30, what="the late follow-up's rewrite")
+        early = await client.post(
+            "/api/answers/", json={"question": TURNS[1].question, "conversation": conversation}
+        )
+        assert (early.status_code, early.json()["turn"]) == (201, 2), early.text
+        release.set()
+        refused = await late
+        turns = (await client.get(f"/api/conversations/{conversation}/")).json()["answers"]
+
+    assert refused.status_code == 409, refused.text
+    assert "Another turn was added to this conversation" in refused.json()["detail"]
+    assert [t["turn"] for t in turns] == [1, 2]
+    assert len(stub.requests) == 4  # the overtaken follow-up's answer was never asked for
+
+
+# A model's rewrite holding what no stored question may: its NUL and controls removed, its zero-width
+# and bidi characters too; half a character (a lone surrogate) makes the rewrite unusable.
+HOSTILE_REWRITES = {
+    "NUL, zero-width and bidi": ("What\x00 does the glo\u200bbal\u202e statement\x07 do?", "model"),
+    "a lone surrogate": ("What does the global \ud800statement do?", "heuristic"),
+}
+CLEAN_REWRITE = "What does the global statement do?"
+
+
+async def _follow_up(client: Any, path: str, conversation: str) -> str:
+    """A follow-up asked on `path` (the API on the JSON or SSE path, with an Idempotency-Key, or the
+    no-JS form); the new answer's id, once it is done."""
+    body = {"question": "And the other one?", "conversation": conversation}
+    if path == "form":
+        await client.get("/")
+        form = {**body, "csrfmiddlewaretoken": client.cookies["csrftoken"]}
+        response = await client.post("/ask/", data=form)
+        assert response.status_code == 303, response.text
+        turns = (await client.get(f"/api/conversations/{conversation}/")).json()["answers"]
+        return str(turns[-1]["id"])
+    headers = {"Idempotency-Key": "hostile-rewrite"} if path == "idempotency-key" else {}
+    response = await client.post("/api/answers/", json={**body, "stream": path == "sse"}, headers=headers)
+    assert response.status_code == (202 if path == "sse" else 201), response.text
+    if path == "sse":
+        await read_stream(client, response.json()["events_url"])
+    return str(response.json()["id"])
+
+
+@pytest.mark.parametrize("path", ["json", "sse", "idempotency-key", "form"])
+@pytest.mark.parametrize("hostile", list(HOSTILE_REWRITES))
+async def test_a_rewrite_holding_controls_or_half_a_character_is_cleaned_or_set_aside(
+    live: LiveServer, stub: StubOpenAIServer, path: str, hostile: str
+) -> None:
+    rewrite, method = HOSTILE_REWRITES[hostile]
+    stub.enqueue(
+        Reply(pieces=["Nonlocal binds enclosing names [1]."]),
+        Reply(pieces=[rewrite]),
+        Reply(pieces=["Global names live at module level [1]."]),
+    )
+    async with client_for(live) as client:
+        first = (await client.post("/api/answers/", json={"question": TURNS[0].question})).json()
+        answer_id = await _follow_up(client, path, first["conversation"])
+        answer = (await client.get(f"/api/answers/{answer_id}/")).json()
+        trail = (await client.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer"))).json()
+
+    assert (answer["status"], answer["turn"]) == ("done", 2)
+    assert trail["rewrite"]["method"] == method
+    if method == "model":
+        assert trail["standalone_question"] == CLEAN_REWRITE
+    else:
+        assert trail["rewrite"]["fallback"].startswith("bad_response: ")
+        assert trail["standalone_question"].split() == ["nonlocal", "statement"]  # the previous question's
 
 
 @pytest.mark.django_db

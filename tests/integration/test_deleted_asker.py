@@ -7,13 +7,19 @@ permalink page, its event stream, feedback, and the trail.
 
 from __future__ import annotations
 
+import uuid
+from io import StringIO
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.management import CommandError, call_command
 from django.test import Client
+from django.urls import reverse
 
 from answers import selectors
-from answers.models import Answer, Feedback
+from answers.models import Answer, Conversation, Feedback, Review
 
 # transaction=True: the event stream checks access on a pooled thread of its own (answers.sse.stream.run_db).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -93,3 +99,66 @@ def test_an_anonymous_answer_is_still_read_by_whoever_holds_the_id(client, answe
     assert answer.asked_signed_in is False
     assert client.get(f"/api/answers/{answer.id}/").status_code == 200
     assert client.get(f"/answers/{answer.id}/").status_code == 200
+
+
+def _conversation_surfaces(client: Client, conversation_id: object) -> dict[str, int]:
+    follow_up = {"question": "And the walruses?", "conversation": str(conversation_id)}
+    return {
+        "api": client.get(f"/api/conversations/{conversation_id}/").status_code,
+        "page": client.get(f"/conversations/{conversation_id}/").status_code,
+        "follow-up": client.post("/api/answers/", follow_up, content_type="application/json").status_code,
+        "form": client.post("/ask/", follow_up).status_code,
+    }
+
+
+def test_a_deleted_users_conversation_is_staffs_only(client, carols_answer):
+    conversation = carols_answer.conversation
+    assert conversation is not None
+    assert (conversation.asker_id, conversation.started_signed_in) == (None, True)
+    missing = uuid.uuid4()
+
+    # Nobody signed in, and another user, learn nothing: the 404 of a conversation that does not exist.
+    assert _conversation_surfaces(client, conversation.id) == dict.fromkeys(
+        ("api", "page", "follow-up", "form"), 404
+    )
+    assert _conversation_surfaces(client, missing) == dict.fromkeys(("api", "page", "follow-up", "form"), 404)
+    client.force_login(User.objects.create_user("dave", password="pw"))
+    assert _conversation_surfaces(client, conversation.id) == dict.fromkeys(
+        ("api", "page", "follow-up", "form"), 404
+    )
+    # Staff read it, as they read its answers (and, as for any conversation they did not start, may not add).
+    client.force_login(User.objects.create_user("staff", password="pw", is_staff=True))
+    read = client.get(f"/api/conversations/{conversation.id}/")
+    assert read.status_code == 200
+    assert read.json()["answers"][0]["text"] == TEXT
+    assert _conversation_surfaces(client, conversation.id)["follow-up"] == 403
+    assert Answer.objects.filter(conversation=conversation).count() == 1
+
+
+def test_the_way_readme_gives_deletes_a_users_answers_before_the_user(client, answer_factory):
+    """README: admin deletes no answer; `manage.py delete_user_answers USERNAME` does, before the user."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "delete them in\nadmin" not in readme
+    assert "manage.py delete_user_answers USERNAME" in readme
+    carol = User.objects.create_user("carol", password="pw")
+    theirs = [answer_factory(text=TEXT, source_count=2, asker_id=carol.pk) for _ in range(2)]
+    someone_elses = answer_factory(text=TEXT, source_count=2)
+    Review.objects.create(answer=theirs[1], verdict="ok")
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    # What README used to say does not work: admin refuses to delete an answer.
+    refused = client.get(reverse("admin:answers_answer_delete", args=[theirs[0].pk]))
+    assert refused.status_code == 403
+
+    # A reviewed answer is the audit record: nothing goes unless asked for.
+    with pytest.raises(CommandError, match="1 of carol's answers have QA reviews"):
+        call_command("delete_user_answers", "carol", stdout=StringIO())
+    assert Answer.objects.filter(asker=carol).count() == 2
+    out = StringIO()
+    call_command("delete_user_answers", "carol", "--include-reviewed", stdout=out)
+
+    assert "Deleted 2 answer(s) in 2 conversation(s) and 1 review(s) of carol." in out.getvalue()
+    assert not Answer.objects.filter(pk__in=[a.pk for a in theirs]).exists()
+    assert not Conversation.objects.filter(asker=carol).exists()
+    assert Answer.objects.filter(pk=someone_elses.pk).exists()
+    carol.delete()  # and nothing of theirs is left behind
+    assert not Answer.objects.filter(asked_signed_in=True).exists()

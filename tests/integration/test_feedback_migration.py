@@ -6,19 +6,17 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.fixtures.migrations import Migrate
 
 BEFORE = [("answers", "0014_answer_owner")]
 AFTER = [("answers", "0015_feedback_one_verdict")]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_stored_duplicates_keep_each_readers_latest() -> None:
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    apps = executor.loader.project_state(BEFORE).apps
+def test_stored_duplicates_keep_each_readers_latest(migrate: Migrate) -> None:
+    apps = migrate(BEFORE)
     Answer = apps.get_model("answers", "Answer")
     AnswerSource = apps.get_model("answers", "AnswerSource")
     Feedback = apps.get_model("answers", "Feedback")
@@ -52,10 +50,7 @@ def test_stored_duplicates_keep_each_readers_latest() -> None:
     latest_flag = note(3, verdict="unhelpful", source=source, client="a" * 64, comment="second")
     orphans = [note(0, verdict="helpful", client=""), note(1, verdict="helpful", client="")]
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    Feedback = executor.loader.project_state(AFTER).apps.get_model("answers", "Feedback")
+    Feedback = migrate(AFTER).get_model("answers", "Feedback")
     assert set(Feedback.objects.values_list("pk", flat=True)) == {
         latest_a,
         other_b,
@@ -63,5 +58,3 @@ def test_stored_duplicates_keep_each_readers_latest() -> None:
         latest_flag,
         *orphans,
     }
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -4,23 +4,16 @@ answers.citations.trail.source_renumbered), so the admin reads the same before a
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from answers.models import AnswerSource
+from tests.fixtures.migrations import Migrate
 
 BEFORE = [("answers", "0017_conversations")]
 AFTER = [("answers", "0018_rules_version")]
 
 
-def migrate(targets: list[tuple[str, str]]) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-
-
 @pytest.mark.django_db(transaction=True)
-def test_existing_sources_are_filled_from_their_numbers(answer_factory):
+def test_existing_sources_are_filled_from_their_numbers(answer_factory, migrate: Migrate):
     renumbered = answer_factory(text="A [3] then [1] and [9].", source_count=4)
     kept = answer_factory(text="A [1] then [2].", source_count=2)
     migrate(BEFORE)  # the column goes: rows as they were stored before it

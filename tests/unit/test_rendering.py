@@ -14,7 +14,13 @@ import markdown_it
 import pytest
 
 from answers.citations import Marker, scan_markers
-from answers.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, clean_html, render_answer_html
+from answers.rendering import (
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    clean_html,
+    markdown_without_html,
+    render_answer_html,
+)
 from tests.fixtures.markdown import MARKDOWN_CASES, PARITY_ANSWERS
 
 
@@ -131,3 +137,35 @@ def test_no_tag_keeps_an_attribute_outside_the_allow_list() -> None:
     html = clean_html('<p title="t" lang="en"><em lang="fr" title="x">e</em><code lang="py">c</code></p>')
 
     assert html == "<p><em>e</em><code>c</code></p>"
+
+
+def _raw_html(text: str) -> list[str]:
+    """The raw HTML a CommonMark renderer that lets it through finds in `text`."""
+    md = markdown_it.MarkdownIt("commonmark", {"html": True})
+    found = []
+    for token in md.parse(text):
+        if token.type == "html_block":
+            found.append(token.content)
+        for child in token.children or ():
+            if child.type == "html_inline":
+                found.append(child.content)
+    return found
+
+
+@pytest.mark.parametrize("case", MARKDOWN_CASES, ids=[case["name"] for case in MARKDOWN_CASES])
+def test_markdown_without_html_leaves_no_raw_html_for_any_renderer(case: dict[str, Any]) -> None:
+    assert _raw_html(markdown_without_html(case["markdown"])) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("a <b>c</b>", "a \\<b>c\\</b>"),
+        ("<!-- x --> <?php ?> <!DOCTYPE html>", "\\<!-- x --> \\<?php ?> \\<!DOCTYPE html>"),
+        ("`<b>` and\n```\n<i>\n```", "`<b>` and\n```\n<i>\n```"),  # code as written
+        ("\\<b> \\\\<i>", "\\<b> \\\\\\<i>"),  # escaped once already: kept; an escaped backslash: not
+        ("<https://x.org/> <a@b.org> 1 < 2 <3", "<https://x.org/> <a@b.org> 1 < 2 <3"),
+    ],
+)
+def test_markdown_without_html_escapes_only_what_would_open_raw_html(text: str, written: str) -> None:
+    assert markdown_without_html(text) == written

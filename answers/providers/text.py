@@ -1,4 +1,5 @@
-"""Provider text as real text: UTF-16 surrogate halves that arrive in separate pieces joined up.
+"""Provider text as real text: UTF-16 surrogate halves that arrive in separate pieces joined up,
+control characters removed (streamed pieces: answers/pipeline/generate.py; whole replies: clean_reply).
 
 A provider (or its JSON) may send an astral character (an emoji) as two escaped UTF-16
 halves, `"\\ud83d"` then `"\\ude00"`, even split across two streamed chunks. Python keeps
@@ -61,3 +62,9 @@ _CONTROLS = dict.fromkeys(c for c in range(0x20) if chr(c) not in "\t\n\r")
 def strip_controls(text: str) -> str:
     """`text` without C0 control characters (tab and line breaks kept)."""
     return text.translate(_CONTROLS)
+
+
+def clean_reply(text: str) -> str:
+    """A whole (non-streamed) reply as streamed pieces become text: surrogate pairs joined, C0
+    controls removed; UnpairedSurrogate when half a character is left alone."""
+    return strip_controls(join_surrogates(text))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from answers.pipeline.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates
+from answers.providers.text import SurrogateJoiner, UnpairedSurrogate, join_surrogates
 
 
 def utf16_halves(text: str) -> str:
