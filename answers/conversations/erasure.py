@@ -39,7 +39,9 @@ def user_answers_delete(*, user: Any, include_reviewed: bool = False, dry_run: b
     """
     with transaction.atomic():
         answers = Answer.objects.filter(asker=user)
-        reviews = Review.objects.filter(answer__asker=user)
+        # Reviews are append-only (answers.models.reviews): nothing changes or deletes one, except
+        # erasing the answer it judges, on purpose (include_reviewed), through the base manager.
+        reviews = Review._base_manager.filter(answer__asker=user)
         reviewed = answers.filter(reviews__isnull=False).distinct().count()
         if reviewed and not include_reviewed:
             raise ReviewedAnswers(reviewed)
