@@ -95,11 +95,25 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 id="answers.E017",
             )
         )
+    errors += _check_mistral()
     errors += _check_support()
     errors += _check_decline()
     errors += _check_output_bounds()
     errors += _check_conversations()
     return errors
+
+
+def _check_mistral() -> list[CheckMessage]:
+    """ANSWERS_PROVIDER=mistral (answers.providers.mistral_provider): id E019."""
+    if conf.PROVIDER != "mistral" or conf.MODEL.strip():
+        return []
+    return [
+        Error(
+            "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'mistral'.",
+            hint="Name a Mistral chat model, e.g. ANSWERS_MODEL=mistral-large-latest.",
+            id="answers.E019",
+        )
+    ]
 
 
 def _check_decline() -> list[CheckMessage]:

@@ -13,6 +13,7 @@ PROVIDERS = {
     "extractive": "answers.providers.extractive.ExtractiveProvider",
     "openai": "answers.providers.openai_provider.OpenAIProvider",
     "anthropic": "answers.providers.anthropic_provider.AnthropicProvider",
+    "mistral": "answers.providers.mistral_provider.MistralProvider",
 }
 RERANKERS = {
     "lexical": "answers.retrieval.rerank.LexicalReranker",
@@ -113,6 +114,14 @@ class AnswersSettings:
     @property
     def ANTHROPIC_API_KEY(self) -> str | None:
         return getattr(settings, "ANSWERS_ANTHROPIC_API_KEY", "") or None
+
+    @property
+    def MISTRAL_BASE_URL(self) -> str | None:
+        return getattr(settings, "ANSWERS_MISTRAL_BASE_URL", "") or None
+
+    @property
+    def MISTRAL_API_KEY(self) -> str | None:
+        return getattr(settings, "ANSWERS_MISTRAL_API_KEY", "") or None
 
     @property
     def ANON_RATE(self) -> str:

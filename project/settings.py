@@ -280,6 +280,8 @@ ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 ANSWERS_ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
 ANSWERS_ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
+ANSWERS_MISTRAL_BASE_URL = os.environ.get("MISTRAL_BASE_URL", "")
+ANSWERS_MISTRAL_API_KEY = os.environ.get("MISTRAL_API_KEY", "")
 # Dense + lexical retrieval (answers/retrieval/embeddings.py; README "Dense retrieval").
 ANSWERS_EMBEDDINGS = os.environ.get("ANSWERS_EMBEDDINGS", "none")
 ANSWERS_EMBEDDINGS_BASE_URL = os.environ.get("ANSWERS_EMBEDDINGS_BASE_URL") or ANSWERS_OPENAI_BASE_URL
