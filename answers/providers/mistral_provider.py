@@ -62,8 +62,8 @@ _SENTENCE_PUNCTUATION = frozenset(".,;:!?")
 
 
 class _Silent:
-    """The client's debug logger: it would write request headers, the API key among them
-    (mistralai reads MISTRAL_DEBUG for its own), and the key is never logged."""
+    """The client's debug logger. Its own, when MISTRAL_DEBUG is set, would reconfigure the
+    process's root logging to DEBUG and write every request and response, headers included."""
 
     def debug(self, msg: str, *args: Any, **kwargs: Any) -> None:
         pass
