@@ -70,7 +70,8 @@ async def _collect(provider: MistralProvider) -> tuple[list[str], Generation, Pr
 
 async def _text_of(stub: StubMistralServer, *items: Item, **options: Any) -> str:
     stub.enqueue(Completion(items=items, **options))
-    pieces, _, error = await _collect(_provider(stub))
+    # A long deadline: a thousand chunks on a loaded machine may take longer than the usual 5 s.
+    pieces, _, error = await _collect(_provider(stub, timeout=HANG_BOUND / 2))
     assert error is None, error
     return "".join(pieces)
 
