@@ -9,6 +9,8 @@ the health page and the metrics name the provider.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
 from answers.models import Answer
+from answers.support.compute import compute_support
 from tests.fixtures.answers import QUESTION
 from tests.fixtures.live_server import LiveServer
 from tests.fixtures.mistral_stub import API_KEY, Chunks, Completion, Item, Ref, StubMistralServer, mistral_env
@@ -222,6 +225,31 @@ def test_the_health_page_shows_mistral_and_its_model(
     rows = [(row["provider"], row["model"], row["answers"], row["done"]) for row in response.context["rows"]]
     assert rows == [("mistral", "mistral-stub", 1, 1)]
     assert "mistral / mistral-stub" in response.content.decode()
+
+
+def _judge_all_supported(body: dict[str, Any]) -> Completion:
+    """The judge's reply (non-streamed) to the pairs its request lists: every one supported."""
+    assert not body.get("stream"), "the judge is one non-streamed request"
+    pairs = re.findall(r"^S(\d+) N(\d+)$", body["messages"][-1]["content"], re.MULTILINE)
+    verdicts = [{"sentence": int(s), "source": int(n), "supported": True} for s, n in pairs]
+    return Completion(items=[json.dumps({"verdicts": verdicts})])
+
+
+@pytest.mark.django_db
+def test_the_judge_support_method_asks_mistral(
+    client, corpus, mistral_settings, stub_mistral: StubMistralServer
+) -> None:
+    stub_mistral.enqueue(CASES["string-ids"].completion)
+    answer = Answer.objects.get(id=_ask_json(client).json()["id"])
+    mistral_settings.ANSWERS_SUPPORT_METHOD = "judge"  # after the answer: its own record was lexical
+    stub_mistral.enqueue(_judge_all_supported)
+
+    record = compute_support(answer)
+
+    assert (record["method"], record["fallback"]) == ("judge", None)
+    assert [s["verdict"] for s in record["sentences"]] == ["supported", "supported"]
+    judged = stub_mistral.requests[-1]
+    assert (judged["model"], judged.get("stream")) == ("mistral-stub", False)
 
 
 # --- The SSE path (and the metrics), on a live server
