@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
 from mistralai.client import Mistral
 from mistralai.client.errors import MistralError, NoResponseError
+from mistralai.client.models import CompletionChunk
 
 from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
@@ -102,6 +103,66 @@ def reference_number(reference_id: object, source_count: int) -> int:
     return 0
 
 
+class _ChunkStream:
+    """The completion chunks of a streamed reply, read from the client's HTTP response as its own
+    event stream reads them (SSE `data:` fields, up to `[DONE]`), each validated as its
+    `CompletionChunk`.
+
+    The client's event stream decodes each event by building a new pydantic model class for it
+    (mistralai.client.utils.serializers.unmarshal): about 3 ms of CPU per chunk, four times the
+    whole cost of an openai answer (bench/bench_mistral.py). The schema here is built once.
+    """
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+        self._chunks = self._read()
+
+    def __aiter__(self) -> _ChunkStream:
+        return self
+
+    async def __anext__(self) -> CompletionChunk:
+        return await self._chunks.__anext__()
+
+    async def close(self) -> None:
+        await self._chunks.aclose()
+        await self.response.aclose()
+
+    async def _read(self) -> AsyncGenerator[CompletionChunk, None]:
+        data: list[str] = []
+        async for line in self.response.aiter_lines():
+            if line:
+                name, _, value = line.partition(":")
+                if name == "data":  # comments, `event:`, `id:` and `retry:` carry nothing here
+                    data.append(value.removeprefix(" "))
+                continue
+            payload, data = "\n".join(data), []
+            if payload == "[DONE]":
+                return
+            if payload:
+                yield _chunk(payload)
+        if data and data != ["[DONE]"]:  # a last event without its blank line
+            yield _chunk("\n".join(data))
+
+
+class StreamError(Exception):
+    """An error the server reported inside a stream that had started well (`{"object": "error", ...}`)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code  # its type or code, for the log: never its message, which may echo input
+
+
+def _chunk(payload: str) -> CompletionChunk:
+    """One event's data as a chunk; StreamError when it is an error report, ValueError when neither."""
+    try:
+        return CompletionChunk.model_validate_json(payload)
+    except ValueError:
+        report = json.loads(payload)
+        if isinstance(report, dict) and (report.get("object") == "error" or "error" in report):
+            raise StreamError(str(report.get("type") or report.get("code") or "no code")) from None
+        raise
+
+
 def _parts(content: Any) -> list[Any]:
     """A delta's content as a list: a string, or a list of chunks (text, reference, thinking...).
     Anything else (None, the client's UNSET) holds nothing."""
@@ -126,8 +187,7 @@ class _ChunkReader:
         self._text_at = 0  # characters of the reply's text so far, markers not counted
         self._sent = 0  # characters of raw text sent so far
 
-    def read(self, event: Any) -> list[str]:
-        chunk = getattr(event, "data", None)
+    def read(self, chunk: Any) -> list[str]:
         choices = getattr(chunk, "choices", None)
         if not isinstance(choices, list):
             raise self.progress.unreadable()
@@ -238,14 +298,17 @@ class MistralProvider(StreamingProvider):
             debug_logger=_Silent(),
         )
 
-    async def _open(self, client: _Client, prompt: Prompt) -> Any:
-        return await client.chat.stream_async(
+    async def _open(self, client: _Client, prompt: Prompt) -> _ChunkStream:
+        events = await client.chat.stream_async(
             model=self.model,
             messages=request_messages(prompt),
             max_tokens=self.max_tokens,
             tools=[TOOL],
             tool_choice="none",  # the documents are there already: the model answers from them
         )
+        # The client has sent the request and checked the reply's status and content type; its
+        # chunks are read from its response with its own types (_ChunkStream says why).
+        return _ChunkStream(events.response)
 
     def _reader(self, prompt: Prompt, progress: Progress) -> _ChunkReader:
         return _ChunkReader(len(prompt.sources), progress)
@@ -276,6 +339,8 @@ class MistralProvider(StreamingProvider):
             return self._status_error(_Status(exc.status_code, exc.raw_response), partial)
         if isinstance(exc, httpx2.TransportError | NoResponseError):
             return self._connection_failed(exc, partial)
+        if isinstance(exc, StreamError):
+            return self._reported_error(exc, partial)
         if isinstance(exc, MistralError | json.JSONDecodeError | ValueError | TypeError):
             # A 200 the client refused: not the content type it expects, or a body its types reject.
             return self._unreadable(exc, progress)

@@ -282,13 +282,16 @@ class StreamingProvider(ABC):
         if isinstance(exc, json.JSONDecodeError | errors.APIResponseValidationError | ValueError | TypeError):
             return self._unreadable(exc, progress)
         if isinstance(exc, errors.APIError):
-            # An error event inside a stream that had started well (openai: `data: {"error": ...}`;
-            # anthropic: `event: error`, e.g. overloaded_error mid-answer).
-            logger.warning("The answer service reported an error mid-stream (%s)", _code(exc))
-            return ProviderError(
-                ErrorKind.UPSTREAM, "The answer service reported an error.", partial_text=partial
-            ), None
+            return self._reported_error(exc, partial)
         return self._unexpected(partial)
+
+    def _reported_error(self, exc: Exception, partial: str) -> tuple[ProviderError, float | None]:
+        """An error event inside a stream that had started well (openai: `data: {"error": ...}`;
+        anthropic: `event: error`, e.g. overloaded_error mid-answer)."""
+        logger.warning("The answer service reported an error mid-stream (%s)", _code(exc))
+        return ProviderError(
+            ErrorKind.UPSTREAM, "The answer service reported an error.", partial_text=partial
+        ), None
 
     def _unreadable(self, exc: Exception, progress: Progress) -> tuple[ProviderError, float | None]:
         logger.warning("The answer service sent an unreadable reply: %s", type(exc).__name__)

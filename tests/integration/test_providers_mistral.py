@@ -337,6 +337,32 @@ async def test_unreachable_server_is_upstream(stub_mistral: StubMistralServer) -
     assert (error.kind, "could not be reached" in error.message) == ("upstream", True)
 
 
+async def test_a_malformed_chunk_is_a_bad_response_keeping_partial_text(
+    stub_mistral: StubMistralServer,
+) -> None:
+    stub_mistral.enqueue(Completion(items=["Good.", Ref(0), " bad", " never"], malformed_at=2))
+
+    pieces, _, error = await _collect(_provider(stub_mistral))
+
+    assert error is not None
+    # What was shown: the marker and the full stop waited for text that never came readable.
+    assert (error.kind, error.partial_text, "".join(pieces)) == ("bad_response", "Good", "Good")
+    assert len(stub_mistral.requests) == 1
+
+
+async def test_an_error_reported_mid_stream_is_upstream(stub_mistral: StubMistralServer) -> None:
+    stub_mistral.enqueue(Completion(items=["Some", " text"], error_in_stream=True))
+
+    _, _, error = await _collect(_provider(stub_mistral))
+
+    assert error is not None
+    assert (error.kind, error.message, error.partial_text) == (
+        "upstream",
+        "The answer service reported an error.",
+        "Some text",
+    )
+
+
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain"])
 async def test_a_stream_of_another_content_type_is_a_bad_response(
     stub_mistral: StubMistralServer, content_type: str
