@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.test_live_numbers import RECORDER
+from tests.browser.test_live_numbers import RECORDER, _retrieved_titles
 from tests.fixtures.browser_pages import fresh_page
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
 from tests.fixtures.mistral_stub import Completion, Ref, StubMistralServer, served_mistral
@@ -54,14 +54,6 @@ def ask(page: Page, question: str) -> None:
     page.goto("/")
     page.fill("textarea[name=question]", question)
     page.click("button[type=submit]")
-
-
-def _retrieved_titles(page: Page, live: LiveServer) -> list[str]:
-    """The sources in retrieval order (the model's numbers), from the answer's trail."""
-    href = page.locator("[data-answer-permalink]").get_attribute("href") or ""
-    answer_id = href.strip("/").rsplit("/", 1)[-1]
-    trail = page.request.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer")).json()
-    return [str(s["title"]) for s in sorted(trail["sources"], key=lambda s: s["original_number"])]
 
 
 def test_references_show_in_final_numbers_while_the_answer_streams(

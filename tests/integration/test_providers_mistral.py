@@ -10,12 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from django.core.management import call_command
-from django.core.management.base import SystemCheckError
 from django.test import override_settings
 from mistralai.client.models import ChatCompletionResponse, CompletionChunk
 
-from answers.providers import Provider, ProviderError, build_prompt
+from answers.checks import check_settings
+from answers.providers import Provider, ProviderError
 from answers.providers.base import Generation
 from answers.providers.mistral_provider import MistralProvider, request_messages
 from answers.providers.prompt import NATIVE_SYSTEM_PROMPT
@@ -32,22 +31,17 @@ from tests.fixtures.mistral_stub import (
     StubMistralServer,
     documents_of,
 )
-from tests.fixtures.providers import retrieved_source as _source
 
-HANG_BOUND = 20.0  # a call that ends before this ended by the deadline, however loaded the machine
-
-SOURCES = [
-    _source(1, "The with statement", "The with statement wraps a block with a context manager."),
-    _source(2, "Floats", "Floating point literals are described here."),
-    _source(3, "Lambdas", "Lambda expressions create anonymous functions."),
-]
-PROMPT = build_prompt("What does the with statement do?", SOURCES, native_citations=True)
+# The anthropic provider's three sources and question, and its bound on a call's time.
+from tests.integration.test_providers_anthropic import HANG_BOUND, PROMPT, SOURCES
 
 
 def _provider(stub: StubMistralServer, **overrides: Any) -> MistralProvider:
-    """The provider on `stub`: a 5 s deadline and quick backoff unless `overrides` say otherwise."""
-    options: dict[str, Any] = {"api_key": API_KEY, "model": "mistral-stub", "timeout": 5.0, "backoff_s": 0.01}
-    return MistralProvider(base_url=stub.base_url, **{**options, **overrides})
+    """The provider on `stub`: 5 s to answer and a quick backoff, unless `overrides` say otherwise."""
+    return MistralProvider(
+        base_url=stub.base_url,
+        **{"api_key": API_KEY, "model": "mistral-stub", "timeout": 5.0, "backoff_s": 0.01, **overrides},
+    )
 
 
 async def _collect(provider: MistralProvider) -> tuple[list[str], Generation, ProviderError | None]:
@@ -265,17 +259,36 @@ async def test_stream_without_a_finish_reason_is_upstream_and_truncated(
     assert (error.kind, error.truncated, error.partial_text) == ("upstream", True, "Half")
 
 
-@pytest.mark.parametrize(("status", "phrase"), [(500, "internal error (500)"), (503, "internal error (503)")])
-async def test_5xx_is_retried_twice_then_fails_as_upstream(
-    stub_mistral: StubMistralServer, status: int, phrase: str
+@pytest.mark.parametrize(
+    ("completions", "kind", "phrase", "requests"),
+    [
+        pytest.param(
+            [Completion(status=500)] * 3, "upstream", "internal error (500)", 3, id="500-retried-twice"
+        ),
+        pytest.param(
+            [Completion(status=503)] * 3, "upstream", "internal error (503)", 3, id="503-retried-twice"
+        ),
+        pytest.param(
+            [Completion(status=429, retry_after=60)], "upstream", "rate limited", 1, id="429-long-wait"
+        ),
+        pytest.param([Completion(status=401)], "upstream", "check its API key", 1, id="401-not-retried"),
+        pytest.param([Completion(hang=True)], "timeout", "did not answer within 1 seconds", 1, id="hanging"),
+    ],
+)
+async def test_failures_end_as_with_openai(
+    stub_mistral: StubMistralServer, completions: list[Completion], kind: str, phrase: str, requests: int
 ) -> None:
-    stub_mistral.enqueue(*[Completion(status=status)] * 3, Completion(items=["never"]))
+    stub_mistral.enqueue(*completions, Completion(items=["never"]))
+    started = time.monotonic()
 
-    pieces, _, error = await _collect(_provider(stub_mistral))
+    # A short deadline for the hanging server only: the others' retries must fit in theirs.
+    pieces, _, error = await _collect(_provider(stub_mistral, timeout=1.0 if kind == "timeout" else 10.0))
 
     assert error is not None
-    assert (error.kind, phrase in error.message, pieces) == ("upstream", True, [])
-    assert len(stub_mistral.requests) == 3  # ours: the client's own retries are off
+    assert (error.kind, phrase in error.message, pieces) == (kind, True, [])
+    # Retries are ours (the client's own are off), and a hanging server is left at the deadline.
+    assert len(stub_mistral.requests) == requests
+    assert kind != "timeout" or time.monotonic() - started >= 0.9
 
 
 async def test_500_then_success_recovers(stub_mistral: StubMistralServer) -> None:
@@ -294,37 +307,6 @@ async def test_429_waits_retry_after_and_recovers(stub_mistral: StubMistralServe
 
     assert (error, "".join(pieces), len(stub_mistral.requests)) == (None, "After the wait.", 2)
     assert time.monotonic() - started >= 0.3
-
-
-async def test_429_asking_a_long_wait_fails_at_once_as_rate_limited(stub_mistral: StubMistralServer) -> None:
-    stub_mistral.enqueue(Completion(status=429, retry_after=60))
-
-    _, _, error = await _collect(_provider(stub_mistral))
-
-    assert error is not None
-    assert (error.kind, "rate limited" in error.message) == ("upstream", True)
-    assert len(stub_mistral.requests) == 1
-
-
-async def test_client_errors_are_not_retried(stub_mistral: StubMistralServer) -> None:
-    stub_mistral.enqueue(Completion(status=401))
-
-    _, _, error = await _collect(_provider(stub_mistral))
-
-    assert error is not None
-    assert "check its API key" in error.message
-    assert len(stub_mistral.requests) == 1
-
-
-async def test_hanging_server_times_out_at_the_setting(stub_mistral: StubMistralServer) -> None:
-    stub_mistral.enqueue(Completion(hang=True))
-    started = time.monotonic()
-
-    _, _, error = await _collect(_provider(stub_mistral, timeout=1.0))
-
-    assert error is not None
-    assert error.kind == "timeout"
-    assert time.monotonic() - started >= 0.9
 
 
 async def test_unreachable_server_is_upstream(stub_mistral: StubMistralServer) -> None:
@@ -484,15 +466,15 @@ def test_settings_build_mistral_for_answers_and_the_judge() -> None:
     assert provider.native_citations is True
 
 
-@override_settings(ANSWERS_PROVIDER="mistral", ANSWERS_MODEL=" ")
-def test_mistral_without_a_model_fails_the_system_check() -> None:
-    with pytest.raises(SystemCheckError, match=r"answers\.E019"):
-        call_command("check")
+@pytest.mark.parametrize("model", [" ", "", "mistral-x"])
+def test_the_system_check_requires_a_model_with_mistral(settings: Any, model: str) -> None:
+    settings.ANSWERS_PROVIDER = "mistral"
+    settings.ANSWERS_MODEL = model
 
+    found = [message.id for message in check_settings()]
 
-@override_settings(ANSWERS_PROVIDER="mistral", ANSWERS_MODEL="mistral-x")
-def test_mistral_with_a_model_passes_the_system_check() -> None:
-    call_command("check")
+    assert ("answers.E019" in found) == (not model.strip())
+    assert found in ([], ["answers.E019"])
 
 
 # --- The stub speaks what the client reads
