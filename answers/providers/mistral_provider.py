@@ -17,17 +17,15 @@ offset in the reply's text (markers not counted) where it came, its ids as sent,
 in the raw text of its marker's `[` (null when the answer ended before the marker was written).
 
 Mistral's client (`mistralai.client.Mistral`, Speakeasy-generated) raises its own errors and
-those of its HTTP library (httpx2), not a Stainless client's: `_translate` maps them onto the
-rules the other providers follow (answers.providers.streaming), where the deadline, retries and
-the client per event loop live too.
+those of its HTTP library (httpx2), not a Stainless client's: `_failure` says what each means;
+the kinds, messages and retries are the other providers' (answers.providers.streaming), where
+the deadline and the client per event loop live too.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
@@ -39,12 +37,10 @@ from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
 from answers.providers.prompt import Prompt
-from answers.providers.streaming import Progress, StreamingProvider
+from answers.providers.streaming import Failure, FailureKind, Progress, StreamingProvider
 
 if TYPE_CHECKING:
     from mistralai.client.models import ChatCompletionRequestMessageTypedDict, ToolTypedDict
-
-logger = logging.getLogger(__name__)
 
 # The tool whose result carries the sources: Mistral ties a `tool` message to the assistant's call
 # by this id (nine letters or digits, as the API wants them).
@@ -68,22 +64,6 @@ class _Silent:
 
     def debug(self, msg: str, *args: Any, **kwargs: Any) -> None:
         pass
-
-
-class _Client(Mistral):
-    """The official client, with the one question the client cache asks of it (streaming._client)."""
-
-    def is_closed(self) -> bool:
-        client = self.sdk_configuration.async_client
-        return client is None or bool(getattr(client, "is_closed", False))
-
-
-@dataclass(frozen=True)
-class _Status:
-    """A Mistral error response as streaming's status rule reads one (`status_code`, `response`)."""
-
-    status_code: int
-    response: Any  # its httpx2.Response: `headers` hold Retry-After
 
 
 def tail_start(text: str) -> int:
@@ -186,6 +166,7 @@ class _ChunkReader:
         self._unplaced: list[dict[str, object]] = []  # their native records, waiting for the marker
         self._text_at = 0  # characters of the reply's text so far, markers not counted
         self._sent = 0  # characters of raw text sent so far
+        progress.held = self.held  # a failure's partial text ends with what was held back
 
     def read(self, chunk: Any) -> list[str]:
         choices = getattr(chunk, "choices", None)
@@ -261,6 +242,12 @@ class _ChunkReader:
             self._held = []
         return pieces
 
+    def held(self) -> str:
+        """What the reply's end would give out now (the pending marker, the held tail), leaving the
+        reader as it is."""
+        marker = f" [{', '.join(map(str, self._numbers))}]" if self._numbers else ""
+        return marker + "".join(self._held)
+
     def _send(self, piece: str) -> list[str]:
         self._sent += len(piece)
         return [piece]
@@ -277,9 +264,8 @@ class MistralProvider(StreamingProvider):
 
     name = "mistral"
     native_citations = True
-    # The `judge` support method asks this provider (one non-streamed request), not `openai`.
-    judges_itself = True
-    client_class = _Client
+    judges = True  # the `judge` support method asks this provider, not streamed (answers.support.judge)
+    client_class = Mistral
     length_stop = "length"
 
     # No default model: ANSWERS_MODEL is required with this provider (system check answers.E019).
@@ -288,8 +274,8 @@ class MistralProvider(StreamingProvider):
     def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:
         return conf.MISTRAL_BASE_URL, conf.MISTRAL_API_KEY
 
-    def _new_client(self) -> _Client:
-        return _Client(
+    def _new_client(self) -> Mistral:
+        return Mistral(
             api_key=self._api_key,  # None: the client reads MISTRAL_API_KEY itself
             server_url=self.base_url,
             # Retries are ours: only before the first piece, and inside the overall deadline.
@@ -298,7 +284,11 @@ class MistralProvider(StreamingProvider):
             debug_logger=_Silent(),
         )
 
-    async def _open(self, client: _Client, prompt: Prompt) -> _ChunkStream:
+    def _closed(self, client: Mistral) -> bool:
+        http = client.sdk_configuration.async_client
+        return http is None or bool(getattr(http, "is_closed", False))
+
+    async def _open(self, client: Mistral, prompt: Prompt) -> _ChunkStream:
         events = await client.chat.stream_async(
             model=self.model,
             messages=request_messages(prompt),
@@ -313,7 +303,7 @@ class MistralProvider(StreamingProvider):
     def _reader(self, prompt: Prompt, progress: Progress) -> _ChunkReader:
         return _ChunkReader(len(prompt.sources), progress)
 
-    async def _complete(self, client: _Client, messages: Sequence[dict[str, str]], max_tokens: int) -> str:
+    async def _complete(self, client: Mistral, messages: Sequence[dict[str, str]], max_tokens: int) -> str:
         reply = await client.chat.complete_async(
             model=self.model,
             messages=cast("list[ChatCompletionRequestMessageTypedDict]", [dict(m) for m in messages]),
@@ -330,21 +320,31 @@ class MistralProvider(StreamingProvider):
             )
         return content
 
-    def _translate(self, exc: Exception, progress: Progress) -> tuple[ProviderError, float | None]:
-        """Mistral's client errors and httpx2's, under the rules the Stainless clients' follow."""
-        partial = progress.text
+    def _failure(self, exc: Exception) -> Failure:
+        """What Mistral's client errors and its HTTP library's (httpx2) mean: its MistralError carries
+        the HTTP status (a 200 it refused too: not the content type it expects, a body its types
+        reject); a lost or refused connection is httpx2's own error."""
         if isinstance(exc, TimeoutError | httpx2.TimeoutException):
-            return self._timed_out(partial)
+            return Failure(FailureKind.TIMEOUT)
         if isinstance(exc, MistralError) and exc.status_code >= 400:
-            return self._status_error(_Status(exc.status_code, exc.raw_response), partial)
+            return Failure(FailureKind.STATUS, exc.status_code, exc.headers, _code(exc.body))
         if isinstance(exc, httpx2.TransportError | NoResponseError):
-            return self._connection_failed(exc, partial)
+            return Failure(FailureKind.CONNECTION, code=type(exc).__name__)
         if isinstance(exc, StreamError):
-            return self._reported_error(exc, partial)
+            return Failure(FailureKind.REPORTED, code=exc.code)
         if isinstance(exc, MistralError | json.JSONDecodeError | ValueError | TypeError):
-            # A 200 the client refused: not the content type it expects, or a body its types reject.
-            return self._unreadable(exc, progress)
-        return self._unexpected(partial)
+            return Failure(FailureKind.UNREADABLE, code=type(exc).__name__)
+        return Failure(FailureKind.UNEXPECTED)
+
+
+def _code(body: str) -> str:
+    """A Mistral error body's machine-readable part for the log (its `message` may echo input)."""
+    try:
+        report = json.loads(body)
+    except ValueError:
+        return "no code"
+    code = report.get("type") or report.get("code") if isinstance(report, dict) else None
+    return str(code or "no code")
 
 
 def request_messages(prompt: Prompt) -> list[ChatCompletionRequestMessageTypedDict]:

@@ -1,9 +1,10 @@
 """The `judge` support method: one request per answer asks a model to rule on every wanted pair.
 
-The model (any OpenAI-compatible server, or the answer provider itself when it judges itself:
-`mistral`; through the provider's own client: the same connection pool, retries and deadline)
-gets the sentences, the sources they need checking against (by original number, as quoted
-material) and the exact list of pairs, and must reply with JSON only:
+The model (any OpenAI-compatible server, through the answer provider's own
+client: the same connection pool, retries and deadline; or the answer provider
+itself when it judges through its own API, cohere, in one non-streamed request) gets the sentences, the
+sources they need checking against (by original number, as quoted material)
+and the exact list of pairs, and must reply with JSON only:
 
     {"verdicts": [{"sentence": <n>, "source": <n>, "supported": true|false}, ...]}
 
@@ -22,7 +23,6 @@ from typing import Any
 from answers.providers.base import Provider, ProviderError
 from answers.providers.prompt import Prompt, _neutralise, _one_line
 from answers.providers.registry import get_provider
-from answers.providers.streaming import StreamingProvider
 from answers.support.methods import SupportError, SupportInputs
 from answers.support.record import Pair
 
@@ -107,34 +107,35 @@ def parse_verdicts(text: str, pairs: Sequence[Pair]) -> dict[Pair, float]:
     return scores
 
 
-def _default_judge() -> Provider:
-    """The answer provider when it judges itself (`judges_itself`: mistral, docs/api.md "Providers"),
-    else the `openai` provider as the settings configure it."""
+def judge_provider() -> Provider:
+    """The provider the judge asks: the answer provider itself when it judges through its own API
+    (`judges`: cohere, docs/api.md "Providers"), else the `openai` provider as the settings configure it."""
     provider = get_provider()
-    return provider if getattr(provider, "judges_itself", False) else get_provider("openai")
+    return provider if getattr(provider, "judges", False) else get_provider("openai")
 
 
 class JudgeMethod:
-    """Asks `provider` (by default _default_judge's) once per answer; see the module docstring.
-
-    A provider that judges itself is asked with one non-streamed request (its `complete`), as for
-    a follow-up's rewrite; any other streams the reply."""
+    """Asks `provider` (by default `judge_provider()`) once per answer; see the module docstring."""
 
     name = "judge"
 
     def __init__(self, provider: Provider | None = None) -> None:
-        self.provider = provider if provider is not None else _default_judge()
+        self.provider = provider if provider is not None else judge_provider()
+
+    async def _ask(self, prompt: Prompt) -> str:
+        # A provider that judges through its own API is asked without streaming, like a follow-up's
+        # rewrite (answers.providers.streaming.StreamingProvider.complete).
+        complete = getattr(self.provider, "complete", None)
+        if getattr(self.provider, "judges", False) and complete is not None:
+            text: str = await complete(prompt.messages, max_tokens=getattr(self.provider, "max_tokens", 2048))
+            return text
+        return "".join([piece async for piece in self.provider.stream(prompt)])
 
     async def scores(self, inputs: SupportInputs) -> dict[Pair, float]:
         if not inputs.pairs:
             return {}
-        prompt = build_judge_prompt(inputs)
         try:
-            provider = self.provider
-            if isinstance(provider, StreamingProvider) and getattr(provider, "judges_itself", False):
-                text = await provider.complete(prompt.messages, max_tokens=provider.max_tokens)
-            else:
-                text = "".join([piece async for piece in self.provider.stream(prompt)])
+            text = await self._ask(build_judge_prompt(inputs))
         except ProviderError as exc:
             raise SupportError(f"The judge could not be asked: {exc.message}") from exc
         return parse_verdicts(text, inputs.pairs)

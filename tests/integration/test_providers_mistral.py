@@ -327,8 +327,9 @@ async def test_a_malformed_chunk_is_a_bad_response_keeping_partial_text(
     pieces, _, error = await _collect(_provider(stub_mistral))
 
     assert error is not None
-    # What was shown: the marker and the full stop waited for text that never came readable.
-    assert (error.kind, error.partial_text, "".join(pieces)) == ("bad_response", "Good", "Good")
+    # The marker and the full stop waited for text that never came readable: not shown, but
+    # part of the partial text kept.
+    assert (error.kind, error.partial_text, "".join(pieces)) == ("bad_response", "Good [1].", "Good")
     assert len(stub_mistral.requests) == 1
 
 
