@@ -268,7 +268,7 @@ class MistralProvider(StreamingProvider):
     client_class = Mistral
     length_stop = "length"
 
-    # No default model: ANSWERS_MODEL is required with this provider (system check answers.E019).
+    # No default model: ANSWERS_MODEL is required with this provider (system check answers.E064).
 
     @classmethod
     def _endpoint(cls, conf: AnswersSettings) -> tuple[str | None, str | None]:

@@ -467,15 +467,30 @@ def test_settings_build_mistral_for_answers_and_the_judge() -> None:
     assert provider.native_citations is True
 
 
-@pytest.mark.parametrize("model", [" ", "", "mistral-x"])
-def test_the_system_check_requires_a_model_with_mistral(settings: Any, model: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "key", "base_url", "expected"),
+    [
+        pytest.param("mistral-x", API_KEY, "", [], id="complete"),
+        pytest.param("mistral-x", API_KEY, "https://api.eu.mistral.ai", [], id="another-server"),
+        pytest.param(" ", API_KEY, "", ["answers.E064"], id="no-model"),
+        pytest.param("mistral-x", "", "", ["answers.E065"], id="no-key"),
+        pytest.param("mistral-x", "two words", "", ["answers.E065"], id="a-key-with-a-space"),
+        pytest.param("mistral-x", API_KEY, "api.mistral.ai", ["answers.E066"], id="not-a-url"),
+        pytest.param("", "", "ftp://x", ["answers.E064", "answers.E065", "answers.E066"], id="all-wrong"),
+    ],
+)
+def test_the_system_checks_of_mistral(
+    settings: Any, model: str, key: str, base_url: str, expected: list[str]
+) -> None:
     settings.ANSWERS_PROVIDER = "mistral"
     settings.ANSWERS_MODEL = model
+    settings.ANSWERS_MISTRAL_API_KEY = key
+    settings.ANSWERS_MISTRAL_BASE_URL = base_url
 
-    found = [message.id for message in check_settings()]
+    found = check_settings()
 
-    assert ("answers.E019" in found) == (not model.strip())
-    assert found in ([], ["answers.E019"])
+    assert [message.id for message in found] == expected
+    assert all(key not in str(message) for message in found if key)
 
 
 # --- The stub speaks what the client reads
