@@ -66,7 +66,7 @@ class _Silent:
         pass
 
 
-def tail_start(text: str) -> int:
+def _tail_start(text: str) -> int:
     """Where `text`'s trailing whitespace and sentence punctuation begin (len(text): it has none)."""
     end = len(text)
     while end and (text[end - 1].isspace() or text[end - 1] in _SENTENCE_PUNCTUATION):
@@ -74,7 +74,7 @@ def tail_start(text: str) -> int:
     return end
 
 
-def reference_number(reference_id: object, source_count: int) -> int:
+def _reference_number(reference_id: object, source_count: int) -> int:
     """The source number a reference id names (id + 1), or 0 when it names no sent source."""
     if isinstance(reference_id, str) and reference_id.strip().isdecimal():
         reference_id = int(reference_id.strip())
@@ -139,7 +139,7 @@ def _chunk(payload: str) -> CompletionChunk:
     except ValueError:
         report = json.loads(payload)
         if isinstance(report, dict) and (report.get("object") == "error" or "error" in report):
-            raise StreamError(str(report.get("type") or report.get("code") or "no code")) from None
+            raise StreamError(_code(payload)) from None
         raise
 
 
@@ -205,7 +205,7 @@ class _ChunkReader:
             return []
         pieces = self._marker()  # text ends a run of references
         self._text_at += len(text)
-        cut = tail_start(text)
+        cut = _tail_start(text)
         if cut == 0:
             self._held.append(text)
             return pieces
@@ -220,7 +220,7 @@ class _ChunkReader:
         self.native.append(record)
         self._unplaced.append(record)
         for reference_id in ids:
-            number = reference_number(reference_id, self.source_count)
+            number = _reference_number(reference_id, self.source_count)
             if number not in self._numbers:
                 self._numbers.append(number)
 
