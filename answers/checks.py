@@ -96,6 +96,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
             )
         )
     errors += _check_cohere()
+    errors += _check_mistral()
     errors += _check_support()
     errors += _check_decline()
     errors += _check_output_bounds()
@@ -133,6 +134,41 @@ def _check_cohere() -> list[CheckMessage]:
                 f"COHERE_BASE_URL is {base_url!r}, not an http(s) URL.",
                 hint="Leave it unset for Cohere's own API, or name a server, e.g. https://gateway.example/cohere.",
                 id="answers.E063",
+            )
+        )
+    return errors
+
+
+def _check_mistral() -> list[CheckMessage]:
+    """ANSWERS_PROVIDER=mistral (answers.providers.mistral_provider): ids E064-E066."""
+    if conf.PROVIDER != "mistral":
+        return []
+    errors: list[CheckMessage] = []
+    if not conf.MODEL.strip():
+        errors.append(
+            Error(
+                "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'mistral'.",
+                hint="Name a Mistral chat model, e.g. ANSWERS_MODEL=mistral-large-latest.",
+                id="answers.E064",
+            )
+        )
+    # The key goes into a header: one with a space or a line break would fail every request. It is
+    # never quoted here (a message may reach a log).
+    if not _TOKEN.fullmatch(conf.MISTRAL_API_KEY or ""):
+        errors.append(
+            Error(
+                "MISTRAL_API_KEY is required with ANSWERS_PROVIDER 'mistral' (printable, without spaces).",
+                hint="Any non-empty value for a Mistral-compatible server that needs no key.",
+                id="answers.E065",
+            )
+        )
+    base_url = conf.MISTRAL_BASE_URL
+    if base_url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", base_url):
+        errors.append(
+            Error(
+                f"MISTRAL_BASE_URL is {base_url!r}, not an http(s) URL.",
+                hint="Leave it unset for Mistral's own API, or name a server, e.g. https://api.eu.mistral.ai.",
+                id="answers.E066",
             )
         )
     return errors

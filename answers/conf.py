@@ -14,6 +14,7 @@ PROVIDERS = {
     "openai": "answers.providers.openai_provider.OpenAIProvider",
     "anthropic": "answers.providers.anthropic_provider.AnthropicProvider",
     "cohere": "answers.providers.cohere_provider.CohereProvider",
+    "mistral": "answers.providers.mistral_provider.MistralProvider",
 }
 RERANKERS = {
     "lexical": "answers.retrieval.rerank.LexicalReranker",
@@ -122,6 +123,14 @@ class AnswersSettings:
     @property
     def COHERE_API_KEY(self) -> str | None:
         return getattr(settings, "ANSWERS_COHERE_API_KEY", "") or None
+
+    @property
+    def MISTRAL_BASE_URL(self) -> str | None:
+        return getattr(settings, "ANSWERS_MISTRAL_BASE_URL", "") or None
+
+    @property
+    def MISTRAL_API_KEY(self) -> str | None:
+        return getattr(settings, "ANSWERS_MISTRAL_API_KEY", "") or None
 
     @property
     def ANON_RATE(self) -> str:

@@ -361,6 +361,7 @@ def rows() -> list[list[str]]:
     out += _hostile_rows()
     out += _content_rows()
     out += _cohere_rows()
+    out += _provider_rows()
     return out
 
 
@@ -426,6 +427,20 @@ def _hostile_rows() -> list[list[str]]:
              _met(slowest[0] < 0.1)]
         )  # fmt: skip
     return out
+
+
+def _provider_rows() -> list[list[str]]:
+    """bench_mistral.py: a native-citation provider's cost per answer against openai's, same reply."""
+    m = _load("mistral")
+    if not m:
+        return []
+    return [
+        [f"`mistral` provider, cost per answer ({m['chars']:,}-character cited reply; {m['when']}, "
+         f"`{m['commit']}`)",
+         f"`openai` on the same reply: {m['openai']['cpu_ms']:.1f} ms CPU", f"within {m['target']}x",
+         f"{m['mistral']['cpu_ms']:.1f} ms CPU = {m['cpu_ratio']:.2f}x (wall {m['wall_ratio']:.2f}x)",
+         _met(m["cpu_ratio"] <= m["target"])]
+    ]  # fmt: skip
 
 
 def _content_rows() -> list[list[str]]:

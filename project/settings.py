@@ -272,7 +272,8 @@ ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, i
 # Threads one process's requests share for their synchronous parts (middleware hooks, database
 # work): a request waiting for something (a provider, its turn) holds none (answers/handler.py).
 ANSWERS_REQUEST_THREADS = int(env_number("ANSWERS_REQUEST_THREADS", 16, int))
-# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model).
+# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model, or
+# the mistral one when ANSWERS_PROVIDER=mistral).
 # 0.5 is the highest bar that flags no clear supported pair of bench/support_labeled.jsonl
 # (paraphrases score from 0.51) and flags 29 of 30 unrelated ones (BENCHMARKS.md, "Support check").
 ANSWERS_SUPPORT_METHOD = os.environ.get("ANSWERS_SUPPORT_METHOD", "lexical")
@@ -283,6 +284,8 @@ ANSWERS_ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
 ANSWERS_ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 ANSWERS_COHERE_BASE_URL = os.environ.get("COHERE_BASE_URL", "")
 ANSWERS_COHERE_API_KEY = os.environ.get("COHERE_API_KEY", "")
+ANSWERS_MISTRAL_BASE_URL = os.environ.get("MISTRAL_BASE_URL", "")
+ANSWERS_MISTRAL_API_KEY = os.environ.get("MISTRAL_API_KEY", "")
 # Dense + lexical retrieval (answers/retrieval/embeddings.py; README "Dense retrieval").
 ANSWERS_EMBEDDINGS = os.environ.get("ANSWERS_EMBEDDINGS", "none")
 ANSWERS_EMBEDDINGS_BASE_URL = os.environ.get("ANSWERS_EMBEDDINGS_BASE_URL") or ANSWERS_OPENAI_BASE_URL

@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.fixtures.live_server",
     "tests.fixtures.anthropic_stub",
     "tests.fixtures.cohere_stub",
+    "tests.fixtures.mistral_stub",
     "tests.fixtures.redis_server",
     "tests.fixtures.pushpin",
     "tests.fixtures.embeddings_server",
