@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, anthropic_env
 from tests.fixtures.browser_pages import fresh_page
+from tests.fixtures.live_display import RECORDER, retrieved_titles
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer, SeedDocument, corpus, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -41,38 +42,6 @@ DOCUMENTS = [
     ),
 ]
 FIVE_SOURCES = {"ANSWERS_MAX_SOURCES": "5"}
-
-# The page as the observer sees it after each change (one entry per change batch).
-RECORDER = """
-(() => {
-  window.__snapshots = [];
-  const take = () => {
-    const answer = document.querySelector("[data-answer]");
-    if (!answer) { return; }
-    const text = answer.querySelector("[data-answer-text]");
-    // While the parser is still inserting the page (a slow server may send it in chunks),
-    // the answer block can be there without its parts: nothing to record yet.
-    if (!text || !answer.querySelector("[data-answer-sources]")) { return; }
-    window.__snapshots.push({
-      status: answer.dataset.answerStatus,
-      text: text.textContent,
-      links: [...text.querySelectorAll("a.cite")].map(a => [a.textContent, a.getAttribute("href")]),
-      sources: [...answer.querySelectorAll("[data-answer-sources] > li")].map(li => ({
-        title: li.querySelector(".source-title")?.textContent ?? null,
-        number: li.dataset.number,
-        label: li.querySelector(".source-number") ? li.querySelector(".source-number").textContent : null,
-        id: li.id,
-      })),
-      retrieved: [...answer.querySelectorAll("[data-answer-retrieved] > li")].map(li => ({
-        title: li.querySelector(".source-title")?.textContent ?? null,
-        numbered: li.hasAttribute("data-number") || li.querySelector(".source-number") !== null,
-      })),
-    });
-  };
-  new MutationObserver(take).observe(document, {subtree: true, childList: true, attributes: true,
-                                                characterData: true});
-})();
-"""
 
 
 @dataclass(frozen=True)
@@ -154,15 +123,6 @@ def _ask(page: Page) -> None:
     page.click("button[type=submit]")
 
 
-def _retrieved_titles(page: Page, live: LiveServer) -> list[str]:
-    """The sources in retrieval order (the model's numbers), from the answer's trail."""
-    href = page.locator("[data-answer-permalink]").get_attribute("href") or ""
-    answer_id = href.strip("/").rsplit("/", 1)[-1]
-    trail = page.request.get(f"/api/answers/{answer_id}/trail/", headers=live.auth("reviewer")).json()
-    sources = sorted(trail["sources"], key=lambda source: source["original_number"])
-    return [str(source["title"]) for source in sources]
-
-
 def test_no_number_shown_beside_a_source_or_in_the_text_ever_changes(
     watched: Page, scripted: Scripted
 ) -> None:
@@ -180,7 +140,7 @@ def test_no_number_shown_beside_a_source_or_in_the_text_ever_changes(
     snapshots: list[dict[str, Any]] = watched.evaluate("window.__snapshots")
     streaming = [s for s in snapshots if s["status"] == "streaming"]
     titles = [s["title"] for s in snapshots[-1]["sources"]]
-    retrieved = _retrieved_titles(watched, scripted.server)
+    retrieved = retrieved_titles(watched, scripted.server)
     assert len(retrieved) == 5
     assert titles == [retrieved[2], retrieved[4]], "the model's [3] and [5], numbered 1 and 2"
 
@@ -226,7 +186,7 @@ def test_a_fallback_answer_lists_every_source_untouched_at_done(watched: Page, s
         "5",
     ]
     titles = watched.locator(f"{SOURCES} .source-title").all_inner_texts()
-    assert titles == _retrieved_titles(watched, scripted.server)
+    assert titles == retrieved_titles(watched, scripted.server)
     snapshots: list[dict[str, Any]] = watched.evaluate("window.__snapshots")
     # Nothing was cited while it streamed: no number was shown before `done`.
     assert all(not s["sources"] for s in snapshots if s["status"] == "streaming")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.test_live_numbers import RECORDER, _retrieved_titles
 from tests.fixtures.browser_pages import fresh_page
+from tests.fixtures.live_display import RECORDER, retrieved_titles
 from tests.fixtures.live_server import ZEBRA_QUESTION, LiveServer
 from tests.fixtures.mistral_stub import Completion, Ref, StubMistralServer, served_mistral
 
@@ -64,7 +64,7 @@ def test_references_show_in_final_numbers_while_the_answer_streams(
 
     expect(watched.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
     expect(watched.locator(TEXT)).to_have_text(FINAL)
-    retrieved = _retrieved_titles(watched, browser_server)
+    retrieved = retrieved_titles(watched, browser_server)
     titles = watched.locator(f"{SOURCES} .source-title").all_inner_texts()
     assert titles == [retrieved[2], retrieved[3]], "the model's 3 and 4, numbered 1 and 2"
     links = watched.locator(f"{TEXT} a.cite")

@@ -21,18 +21,10 @@ from answers.providers.base import Generation
 from answers.providers.prompt import NATIVE_PROMPT_VERSION, NATIVE_SYSTEM_PROMPT
 from answers.providers.registry import get_provider
 from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.native_prompt import HANG_BOUND, PROMPT, SOURCES
 from tests.fixtures.providers import collect
-from tests.fixtures.providers import retrieved_source as _source
 
 API_KEY = "sk-ant-test-secret-0123456789"
-HANG_BOUND = 20.0  # a call that ends before this ended by the deadline, however loaded the machine
-
-SOURCES = [
-    _source(1, "The with statement", "The with statement wraps a block with a context manager."),
-    _source(2, "Floats", "Floating point literals are described here."),
-    _source(3, "Lambdas", "Lambda expressions create anonymous functions."),
-]
-PROMPT = build_prompt("What does the with statement do?", SOURCES, native_citations=True)
 
 
 def _provider(stub: StubAnthropicServer, **overrides: Any) -> AnthropicProvider:

@@ -33,7 +33,7 @@ from tests.fixtures.mistral_stub import (
 )
 
 # The anthropic provider's three sources and question, and its bound on a call's time.
-from tests.integration.test_providers_anthropic import HANG_BOUND, PROMPT, SOURCES
+from tests.fixtures.native_prompt import HANG_BOUND, PROMPT, SOURCES
 
 
 def _provider(stub: StubMistralServer, **overrides: Any) -> MistralProvider:
