@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.fixtures.pgvector",
     "tests.fixtures.conversations",
     "tests.fixtures.reviewers",
+    "tests.fixtures.evaluation",
 ]
 
 # The example site (tests/example_site) is its own Django project: its tests run in a session of
