@@ -25,6 +25,7 @@ from answers.admin.filters import (
     HasNormalizedFilter,
     HasStrippedFilter,
     MayNotAddressFilter,
+    OriginFilter,
     ReaderFlaggedFilter,
     ReaderUnhelpfulFilter,
     RenumberedFilter,
@@ -111,6 +112,7 @@ class AnswerAdmin(_AnswerAdminBase):
         ReaderUnhelpfulFilter,
         ReaderFlaggedFilter,
         FollowUpFilter,
+        OriginFilter,
         "created_at",
     )
     search_fields = ("question", "raw_text", "final_text")

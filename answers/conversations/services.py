@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 
 from answers import db
 from answers.citations.trail import final_markers
@@ -98,6 +98,12 @@ class Asker:
         )
 
 
+def reader_conversations() -> QuerySet[Conversation, Any]:
+    """Conversations readers asked: not those of an evaluation run's answers (each starts its own),
+    which no reader sees nor continues."""
+    return Conversation.objects.exclude(turns__origin=Answer.Origin.EVALUATION).values("pk")
+
+
 @dataclass(frozen=True)
 class TurnPlan:
     """The turn an answer will be: in which conversation (None: a new one), and for a follow-up how
@@ -127,7 +133,7 @@ class _Context:
 
 def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
     """The checks, then what the next turn needs: its number, the history within budget, the last question."""
-    conversation = Conversation.objects.filter(id=conversation_id).first()
+    conversation = Conversation.objects.filter(id=conversation_id, pk__in=reader_conversations()).first()
     if conversation is None or not asker.may_read(conversation):
         raise ConversationNotFound
     if not asker.owns(conversation):
