@@ -63,7 +63,8 @@ def item_changes(before: Data, after: Data) -> list[Change]:
         ("citation_recall", item_citation_recall),
     ):
         old, new = read(before), read(after)
-        if old is not None and new is not None and abs(new - old) > DROP:
+        # Rounded as the rates are: a change of exactly DROP is not more than DROP.
+        if old is not None and new is not None and round(abs(new - old), 4) > DROP:
             changes.append(Change(what, old, new, new < old))
     return changes
 
