@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "csp",
     "django_eventstream",
     "axes",
+    "import_export",  # the QA admin's CSV/XLSX/JSON exports (answers/admin/exports.py)
     "answers",
 ]
 

@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
 from answers.admin.conversations import FollowUpFilter, conversation_panel
+from answers.admin.evaluation import add_to_evaluation_set
 from answers.admin.filters import (
     GroundedUncitedFilter,
     HasDroppedFilter,
@@ -119,7 +120,7 @@ class AnswerAdmin(_AnswerAdminBase):
     ordering = ("-created_at", "-id")
     list_per_page = 50
     show_full_result_count = False
-    actions = ("export_trails",)
+    actions = ("export_trails", add_to_evaluation_set)
     change_list_template = "admin/answers/answer/change_list.html"
     change_form_template = "admin/answers/answer/change_form.html"
 

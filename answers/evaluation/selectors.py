@@ -210,3 +210,10 @@ def agreement_pairs(*, since: datetime | None = None, method: SupportMethod | No
         final = {s.final_number: s.pk in flagged for s in answer.sources.all() if s.final_number is not None}
         pairs += answer_pairs(record, final)
     return pairs
+
+
+def other_runs(run: EvaluationRun) -> list[EvaluationRun]:
+    """The set's other runs, newest first (what a run may be compared with)."""
+    return list(
+        EvaluationRun.objects.filter(set_id=run.set_id).exclude(id=run.id).order_by("-started_at", "-id")
+    )

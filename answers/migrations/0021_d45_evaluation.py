@@ -3,7 +3,46 @@
 import django.core.validators
 import django.db.models.deletion
 from django.conf import settings
+from django.contrib.auth.management import create_permissions
 from django.db import migrations, models
+
+# QA reviewers read evaluation sets, runs and results, and curate sets (their items); runs are made by
+# `manage.py evaluate` only.
+QA_GROUP = "QA reviewers"
+QA_PERMISSIONS = [
+    "view_evaluationset",
+    "add_evaluationset",
+    "change_evaluationset",
+    "view_evaluationitem",
+    "add_evaluationitem",
+    "change_evaluationitem",
+    "delete_evaluationitem",
+    "view_evaluationrun",
+    "view_evaluationresult",
+]
+
+
+def grant_qa_reviewers(apps, schema_editor):
+    using = schema_editor.connection.alias
+    # The new models' permissions are only created after all migrations (post_migrate): now.
+    app_config = apps.get_app_config("answers")
+    app_config.models_module = True
+    create_permissions(app_config, apps=apps, verbosity=0, using=using)
+    app_config.models_module = None
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    group = Group.objects.using(using).filter(name=QA_GROUP).first()
+    if group is not None:
+        group.permissions.add(
+            *Permission.objects.using(using).filter(content_type__app_label="answers", codename__in=QA_PERMISSIONS)
+        )
+
+
+def revoke_qa_reviewers(apps, schema_editor):
+    Group = apps.get_model("auth", "Group")
+    group = Group.objects.using(schema_editor.connection.alias).filter(name=QA_GROUP).first()
+    if group is not None:
+        group.permissions.remove(*group.permissions.filter(content_type__app_label="answers", codename__in=QA_PERMISSIONS))
 
 
 class Migration(migrations.Migration):
@@ -81,4 +120,5 @@ class Migration(migrations.Migration):
             model_name='evaluationitem',
             constraint=models.UniqueConstraint(fields=('set', 'question'), name='evaluationitem_question_once_per_set'),
         ),
+        migrations.RunPython(grant_qa_reviewers, revoke_qa_reviewers),
     ]

@@ -18,35 +18,13 @@ from tests.fixtures.evaluation import (
     animal_items,
     cite_first_then_claim,
     cite_second_first,
+    evaluate,
     run_command,
     write_items,
 )
 from tests.fixtures.providers import StubOpenAIServer, stub_usage
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def evaluation_settings(openai_settings: Any, animals: Any, stub_openai: StubOpenAIServer) -> Any:
-    openai_settings.ANSWERS_MIN_SCORE = 0.2  # the tungsten question retrieves nothing over it
-    stub_openai.set_default(cite_first_then_claim)
-    return openai_settings
-
-
-@pytest.fixture
-def animal_set(evaluation_settings: Any, tmp_path: Path) -> EvaluationSet:
-    out, err = run_command(
-        "evaluation", "import", "animals", str(write_items(tmp_path / "a.jsonl", animal_items()))
-    )
-    assert "Added 4 items" in out
-    assert err == ""  # every key names a document
-    return EvaluationSet.objects.get(name="animals")
-
-
-def evaluate(*args: str, tmp_path: Path) -> dict[str, Any]:
-    path = tmp_path / f"run-{EvaluationRun.objects.count() + 1}.json"
-    run_command("evaluate", *args, "--json", str(path))
-    return json.loads(path.read_text())
 
 
 def source_keys(answer: Answer, *, final: bool) -> list[str]:
