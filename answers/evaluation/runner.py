@@ -11,13 +11,16 @@ run ends `cancelled`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from answers import db
 from answers.citations import RULES_VERSION
 from answers.conf import conf
 from answers.evaluation import selectors, services
@@ -93,29 +96,32 @@ async def run_items(
     provider: Provider,
     asker_id: int | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    threads: int = 0,
     stop: Stop | None = None,
     on_result: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> EvaluationRun:
     """Ask every item (`concurrency` at once), store each result, and end the run: `done`, or `cancelled`
-    when `stop` was requested first. Returns the run with its metrics."""
+    when `stop` was requested first. Returns the run with its metrics.
+
+    `threads`: each item's synchronous work (retrieval, storage, measuring) on a pool of that many
+    threads, as a server's requests' (answers.db.pooled_context); 0 keeps it on the caller's thread,
+    which a caller inside a transaction needs (a test's: other threads would not see its rows).
+    """
     stop = stop or Stop()
     keys = {key for item in items for key in item.expected_documents}
     canonical = await sync_to_async(selectors.canonical_keys)(keys)
+    one = _Item(run, provider=provider, asker_id=asker_id, canonical=canonical, threads=threads)
     pending = list(reversed(items))
-    supports: list[asyncio.Future[Any]] = []
+    measuring: list[asyncio.Task[None]] = []
 
     async def worker() -> None:
+        # A slot is an ask: once the answer is stored the next item is asked, while this one's
+        # support record and result follow (they hold no slot, so slow records never idle the
+        # provider's N slots, nor lock the slots into waves that wait together).
         while pending and not stop.requested:
-            data = await _ask(
-                run,
-                pending.pop(),
-                provider=provider,
-                asker_id=asker_id,
-                canonical=canonical,
-                supports=supports,
-            )
-            if on_result is not None:
-                on_result(data)
+            item = pending.pop()
+            answer_id, error = await one.ask(item)
+            measuring.append(asyncio.create_task(one.measure(item, answer_id, error, on_result)))
 
     count = max(1, min(concurrency, len(items)))
     workers: asyncio.Future[Any] = asyncio.gather(*(worker() for _ in range(count)))
@@ -125,7 +131,8 @@ async def run_items(
     finally:
         stopper.cancel()
         workers.cancel()  # nothing when they are done; else the items in flight (a stop request)
-        await asyncio.gather(workers, *supports, return_exceptions=True)
+        # The items asked to the end are measured and kept, even on a stop request.
+        await asyncio.gather(workers, *measuring, return_exceptions=True)
     return await sync_to_async(services.run_finish)(run, _ended(workers, stop))
 
 
@@ -140,39 +147,56 @@ def _ended(workers: asyncio.Future[Any], stop: Stop) -> str:
     return EvaluationRun.Status.DONE
 
 
-async def _ask(
-    run: EvaluationRun,
-    item: EvaluationItem,
-    *,
-    provider: Provider,
-    asker_id: int | None,
-    canonical: Mapping[str, str],
-    supports: list[asyncio.Future[Any]],
-) -> Mapping[str, Any]:
-    """One item: asked, its support record awaited, measured and stored; returns its data."""
-    spec = selectors.item_spec(item)
-    try:
-        answer = await flow.ask(
-            question=item.question,
-            asker_id=asker_id,
-            publisher=JSON,
-            provider=provider,
-            origin=Answer.Origin.EVALUATION,
-        )
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        # The pipeline stored no answer (a database error, say): the item failed, the run goes on.
-        logger.exception("evaluation run %s: asking %r failed", run.pk, item.question)
-        data = item_data(spec, None, error=f"{type(exc).__name__}: {exc}")
-        await sync_to_async(services.result_store)(run, item, answer_id=None, data=data)
-        return data
-    support = lifecycle.after_done(answer.id)
-    if support is not None:
-        # Shielded: a stop request leaves the record to be stored (the run waits for it).
-        supports.append(support)
-        await asyncio.shield(support)
-    stored = await sync_to_async(selectors.stored_answer)(answer.id)
-    data = item_data(spec, stored, canonical=canonical)
-    await sync_to_async(services.result_store)(run, item, answer_id=answer.id, data=data)
-    return data
+class _Item:
+    """Asking one item, then measuring and storing its result, for one run."""
+
+    def __init__(
+        self,
+        run: EvaluationRun,
+        *,
+        provider: Provider,
+        asker_id: int | None,
+        canonical: Mapping[str, str],
+        threads: int,
+    ) -> None:
+        self.run, self.provider, self.asker_id = run, provider, asker_id
+        self.canonical, self.threads = canonical, threads
+
+    def _context(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return db.pooled_context("evaluation", self.threads) if self.threads else contextlib.nullcontext()
+
+    async def ask(self, item: EvaluationItem) -> tuple[uuid.UUID | None, str]:
+        """The stored answer's id, or None and why the pipeline stored none (the run goes on)."""
+        try:
+            async with self._context():
+                answer = await flow.ask(
+                    question=item.question,
+                    asker_id=self.asker_id,
+                    publisher=JSON,
+                    provider=self.provider,
+                    origin=Answer.Origin.EVALUATION,
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.exception("evaluation run %s: asking %r failed", self.run.pk, item.question)
+            return None, f"{type(exc).__name__}: {exc}"
+        return answer.id, ""
+
+    async def measure(
+        self,
+        item: EvaluationItem,
+        answer_id: uuid.UUID | None,
+        error: str,
+        on_result: Callable[[Mapping[str, Any]], None] | None,
+    ) -> None:
+        """Once its support record is stored: the item's data, from what was stored, and its result."""
+        support = lifecycle.after_done(answer_id) if answer_id is not None else None
+        if support is not None:
+            await support
+        async with self._context():
+            stored = await sync_to_async(selectors.stored_answer)(answer_id) if answer_id else None
+            data = item_data(selectors.item_spec(item), stored, canonical=self.canonical, error=error)
+            await sync_to_async(services.result_store)(self.run, item, answer_id=answer_id, data=data)
+        if on_result is not None:
+            on_result(data)

@@ -21,6 +21,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
 from tqdm import tqdm
 
 from answers.evaluation import selectors, services
@@ -157,6 +158,9 @@ class Command(BaseCommand):
                     provider=plan.provider,
                     asker_id=plan.asker_id,
                     concurrency=options["concurrency"],
+                    # Items' work on threads of their own, as a server's requests'; inside a
+                    # transaction (a test's) on this thread, the only one that sees its rows.
+                    threads=0 if connection.in_atomic_block else options["concurrency"],
                     stop=stop,
                     on_result=lambda _data: bar.update(1),
                 )
