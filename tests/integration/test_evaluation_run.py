@@ -261,3 +261,20 @@ def test_fail_on_regression_compares_with_the_previous_run(
     assert third["compare"]["run"] == first["run"]
     assert third["compare"]["regressions"] == []
     assert third["compare"]["improvements"] == []
+
+
+def test_provider_model_and_asker_options(
+    animal_set: EvaluationSet, stub_openai: StubOpenAIServer, reviewer: Any, tmp_path: Path
+) -> None:
+    document = evaluate("animals", "--model", "stub-model-2", "--as", "reviewer", tmp_path=tmp_path)
+    assert document["settings"]["model"] == "stub-model-2"
+    assert document["settings"]["asker"] == "reviewer"
+    assert {request["model"] for request in stub_openai.requests} == {"stub-model-2"}
+    answers = Answer.objects.filter(id__in=[item["answer_id"] for item in document["items"]])
+    assert {(a.asker_id, a.asked_signed_in, a.model) for a in answers} == {
+        (reviewer.pk, True, "stub-model-2")
+    }
+
+    offline = evaluate("animals", "--provider", "extractive", tmp_path=tmp_path)
+    assert offline["settings"]["provider"] == "extractive"
+    assert len(stub_openai.requests) == 3  # the first run's three answered items only
