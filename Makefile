@@ -29,13 +29,15 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@ $(VENV)/.installed-run
 
-# Development server: SQLite by default, DEBUG on, the demo corpus loaded once,
-# a small per-piece delay so the streaming is visible.
+# Development server: SQLite by default, DEBUG on, the demo corpus loaded once (and its labeled
+# questions as the evaluation set `demo`: docs/evaluation.md), a small per-piece delay so the
+# streaming is visible.
 run: export DEBUG ?= true
 run: export ANSWERS_EXTRACTIVE_DELAY_MS ?= 15
 run: $(VENV)/.installed-run
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ingest --demo --if-empty
+	$(PY) manage.py evaluation import demo bench/relevance_labeled.jsonl --if-missing
 	$(PY) manage.py runserver 127.0.0.1:$(PORT) --noreload
 
 test: $(VENV)/.installed-dev

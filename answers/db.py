@@ -19,14 +19,15 @@ thread back once its synchronous parts are over.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.db import connection, connections
 
 T = TypeVar("T")
@@ -91,6 +92,24 @@ async def run_pooled(fn: Callable[..., T], *args: Any, pool_name: str, size: int
     """
     executor = pool(pool_name, size)
     return await sync_to_async(releasing(fn), thread_sensitive=False, executor=executor)(*args, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def pooled_context(pool_name: str, size: int) -> AsyncIterator[None]:
+    """Within it, asgiref's thread-sensitive calls run on pool `pool_name` (`size` threads), on whichever
+    thread is free, one at a time as they are awaited: a request's (answers.handler), or an
+    evaluation run's item (answers.evaluation.runner)."""
+    async with ThreadSensitiveContext() as context:
+        # The context's executor is a lease on the pool, set where asgiref looks it up (not
+        # ThreadSensitiveContext(executor=...), which refuses any call once it has exited: a
+        # server that stops cancels its requests, and a JSON ask still answers after that,
+        # 503 with its answer's id; asgiref then gives that straggler a thread of its own).
+        SyncToAsync.context_to_thread_executor[context] = PoolLease(pool(pool_name, size))
+        try:
+            yield
+        finally:
+            # Taken back here: asgiref would start a thread just to shut the lease down.
+            SyncToAsync.context_to_thread_executor.pop(context, None)
 
 
 class PoolLease(Executor):

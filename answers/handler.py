@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import django
-from asgiref.sync import SyncToAsync, ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 
 from answers import db
@@ -33,20 +33,12 @@ class PooledASGIHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         size = conf.REQUEST_THREADS
-        async with ThreadSensitiveContext() as context:
-            if not size:  # Django's own way, a thread per request (bench/bench_concurrency.py's baseline)
+        if not size:  # Django's own way, a thread per request (bench/bench_concurrency.py's baseline)
+            async with ThreadSensitiveContext():
                 await self.handle(scope, receive, send)
-                return
-            # The context's executor is a lease on the pool, set where asgiref looks it up (not
-            # ThreadSensitiveContext(executor=...), which refuses any call once it has exited: a
-            # server that stops cancels its requests, and a JSON ask still answers after that,
-            # 503 with its answer's id; asgiref then gives that straggler a thread of its own).
-            SyncToAsync.context_to_thread_executor[context] = db.PoolLease(db.pool("requests", size))
-            try:
-                await self.handle(scope, receive, send)
-            finally:
-                # Taken back here: asgiref would start a thread just to shut the lease down.
-                SyncToAsync.context_to_thread_executor.pop(context, None)
+            return
+        async with db.pooled_context("requests", size):
+            await self.handle(scope, receive, send)
 
 
 def get_asgi_application() -> PooledASGIHandler:

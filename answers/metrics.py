@@ -65,7 +65,9 @@ STAGES = ("rewrite", "retrieval", "first_piece", "generation", "total")
 STAGE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 
 ANSWERS = Counter(
-    "answers", "Answers finished, by outcome, provider and delivery path.", ["status", "provider", "delivery"]
+    "answers",
+    "Answers finished, by outcome, provider, delivery path and origin (a reader, or an evaluation run).",
+    ["status", "provider", "delivery", "origin"],
 )
 CITATION_OUTCOMES = Counter(
     "answers_citation_outcomes",
@@ -95,8 +97,8 @@ OPEN_STREAMS = Gauge(
 # --- counting (called by the pipeline and the streams)
 
 
-def answer_finished(*, status: str, provider: str, delivery: str) -> None:
-    ANSWERS.labels(status=status, provider=provider, delivery=delivery).inc()
+def answer_finished(*, status: str, provider: str, delivery: str, origin: str) -> None:
+    ANSWERS.labels(status=status, provider=provider, delivery=delivery, origin=origin).inc()
 
 
 def citation_outcomes(counts: Mapping[str, int]) -> None:
@@ -124,7 +126,9 @@ def turn_started(answer: Answer) -> None:
 
 def answer_done(answer: Answer, trail: Trail) -> None:
     """A done answer: its count, what finalizing decided, and how long each stage took."""
-    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+    answer_finished(
+        status=answer.status, provider=answer.provider, delivery=answer.delivery, origin=answer.origin
+    )
     sources = trail.sources
     citation_outcomes(
         {
@@ -142,7 +146,9 @@ def answer_done(answer: Answer, trail: Trail) -> None:
 
 def answer_declined(answer: Answer) -> None:
     """A declined answer (done, no provider call): its count, the outcome, its total time."""
-    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+    answer_finished(
+        status=answer.status, provider=answer.provider, delivery=answer.delivery, origin=answer.origin
+    )
     citation_outcomes({DECLINED: 1})
     stage_times({"total": answer.total_ms})
 
@@ -153,7 +159,9 @@ def coverage_outcome(coverage: Mapping[str, Any]) -> None:
 
 
 def answer_failed(answer: Answer) -> None:
-    answer_finished(status=answer.status, provider=answer.provider, delivery=answer.delivery)
+    answer_finished(
+        status=answer.status, provider=answer.provider, delivery=answer.delivery, origin=answer.origin
+    )
 
 
 def support_outcomes(record: Mapping[str, Any]) -> None:

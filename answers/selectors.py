@@ -57,15 +57,19 @@ def answer_access(*, answer_id: uuid.UUID, user: Any) -> Access:
     """Signed-in askers' answers: them and staff. Anonymous answers: whoever holds the id.
 
     Anyone else, signed in or not, learns nothing: the answer is as missing (a 404 everywhere).
-    A deleted user's answers stay signed-in answers with no asker: staff only.
+    A deleted user's answers stay signed-in answers with no asker: staff only. An evaluation run's
+    answers are nobody's to read here: QA reviewers read their trails in admin.
     """
-    row = Answer.objects.filter(id=answer_id).values("asker_id", "asked_signed_in").first()
+    row = Answer.objects.filter(id=answer_id).values("asker_id", "asked_signed_in", "origin").first()
     if row is None:
         return Access.MISSING
-    return _access(asker_id=row["asker_id"], signed_in=row["asked_signed_in"], user=user)
+    signed_in, origin = row["asked_signed_in"], row["origin"]
+    return _access(asker_id=row["asker_id"], signed_in=signed_in, origin=origin, user=user)
 
 
-def _access(*, asker_id: int | None, signed_in: bool, user: Any) -> Access:
+def _access(*, asker_id: int | None, signed_in: bool, origin: str, user: Any) -> Access:
+    if origin == Answer.Origin.EVALUATION:
+        return Access.MISSING
     return Access.READ if _may_read(asker_id=asker_id, signed_in=signed_in, user=user) else Access.MISSING
 
 
@@ -110,7 +114,9 @@ def answer_get_with_access(*, answer_id: uuid.UUID, user: Any) -> tuple[Answer |
     answer = deferred.prefetch_related(with_sources()).filter(id=answer_id).first()
     if answer is None:
         return None, Access.MISSING
-    access = _access(asker_id=answer.asker_id, signed_in=answer.asked_signed_in, user=user)
+    access = _access(
+        asker_id=answer.asker_id, signed_in=answer.asked_signed_in, origin=answer.origin, user=user
+    )
     return (answer if access is Access.READ else None), access
 
 

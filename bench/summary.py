@@ -362,6 +362,7 @@ def rows() -> list[list[str]]:
     out += _content_rows()
     out += _cohere_rows()
     out += _provider_rows()
+    out += _evaluation_rows()
     return out
 
 
@@ -378,6 +379,30 @@ def _cohere_rows() -> list[list[str]]:
          f"{co['parts']['cohere']['read']:.2f} ms); {co['when'].split(',')[0]}, commit `{co['commit']}`",
          _met(co["ratio"] <= co["target"])]
     ]  # fmt: skip
+
+
+def _evaluation_rows() -> list[list[str]]:
+    """bench_evaluation.py: a run's overhead per item, its concurrency, the demo set offline."""
+    e = _load("evaluation")
+    if not e:
+        return []
+    o, c = e["overhead"], e["concurrency"]
+    rows = [
+        ["`evaluate`, per item (SQLite, demo corpus, offline, `--concurrency 1`)",
+         f"the JSON API until the support record is stored: {o['api_ms']:.0f} ms", "within 1.2x",
+         f"{o['run_ms']:.0f} ms = {o['ratio']:.2f}x", _met(o["ratio"] <= 1.2)],
+        ["`evaluate`, 100 items, a 1 s provider, `--concurrency 10` (SQLite)",
+         f"provider time / 10: {c['floor_s']:.0f} s", "< 15 s",
+         f"{c['span_s']:.1f} s (the run's own work alone, provider at once: {c['own_work_s']:.1f} s)",
+         _met(c["span_s"] < 15)],
+    ]  # fmt: skip
+    demo = e["demo"].get("sqlite")
+    if demo:
+        rows.append(
+            ["`evaluate demo` (142 items), offline provider (SQLite)", "—", "< 1 minute",
+             f"{demo['span_s']:.1f} s", _met(demo["span_s"] < 60)]
+        )  # fmt: skip
+    return rows
 
 
 def _hostile_rows() -> list[list[str]]:

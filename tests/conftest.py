@@ -25,6 +25,7 @@ pytest_plugins = [
     "tests.fixtures.conversations",
     "tests.fixtures.reviewers",
     "tests.fixtures.migrations",
+    "tests.fixtures.evaluation",
 ]
 
 # The example site (tests/example_site) is its own Django project: its tests run in a session of

@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.safestring import SafeString
 
 from answers.admin.conversations import FollowUpFilter, conversation_panel
+from answers.admin.evaluation import add_to_evaluation_set
 from answers.admin.exports import AnswerResource, QAExportMixin
 from answers.admin.filters import (
     GroundedUncitedFilter,
@@ -26,6 +27,7 @@ from answers.admin.filters import (
     HasNormalizedFilter,
     HasStrippedFilter,
     MayNotAddressFilter,
+    OriginFilter,
     ReaderFlaggedFilter,
     ReaderUnhelpfulFilter,
     RenumberedFilter,
@@ -113,13 +115,14 @@ class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
         ReaderUnhelpfulFilter,
         ReaderFlaggedFilter,
         FollowUpFilter,
+        OriginFilter,
         "created_at",
     )
     search_fields = ("question", "raw_text", "final_text")
     ordering = ("-created_at", "-id")
     list_per_page = 50
     show_full_result_count = False
-    actions = ("export_trails",)
+    actions = ("export_trails", add_to_evaluation_set)
     change_list_template = "admin/answers/answer/change_list.html"
     # The list's own template carries the Export link (import-export's would hide the health link).
     import_export_change_list_template = None

@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from answers.models import Review
+from answers.models import Answer, Review
 
 
 class _YesNoFilter(admin.SimpleListFilter):
@@ -135,3 +135,27 @@ class VerdictFilter(admin.SimpleListFilter):
         if value in Review.Verdict.values:
             return queryset.filter(latest_verdict=value)
         return None
+
+
+class OriginFilter(admin.SimpleListFilter):
+    """Who asked: readers by default; an evaluation run's answers only under `?origin=evaluation`
+    (they measure the system, and would crowd out what readers were given)."""
+
+    title = "origin"
+    parameter_name = "origin"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(Answer.Origin.READER.value, "Readers"), (Answer.Origin.EVALUATION.value, "Evaluation runs")]
+
+    def choices(self, changelist: Any) -> Any:
+        current = self.value() or Answer.Origin.READER.value
+        for value, label in self.lookup_choices:
+            yield {
+                "selected": current == value,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": label,
+            }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        evaluation = self.value() == Answer.Origin.EVALUATION
+        return queryset.filter(origin=Answer.Origin.EVALUATION if evaluation else Answer.Origin.READER)

@@ -319,7 +319,8 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     question" share over the done answers whose coverage record is computed; the failed share
     is over all answers. Two grouped queries.
     """
-    period = Answer.objects.filter(created_at__gte=since, created_at__lt=until)
+    # Readers' answers only: an evaluation run's measure the system, not what readers were given.
+    period = Answer.objects.filter(created_at__gte=since, created_at__lt=until, origin=Answer.Origin.READER)
     done = Q(status=Answer.Status.DONE)
     counts = (
         period.order_by()

@@ -7,14 +7,14 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from answers.conversations.services import Asker
+from answers.conversations.services import Asker, reader_conversations
 from answers.models import Answer, Conversation
 from answers.selectors import with_sources
 
 
 def conversation_get(*, conversation_id: uuid.UUID, user: Any) -> Conversation | None:
     """The conversation with `turn_list` (its answers in turn order, sources loaded), or None when
-    it does not exist or `user` may not read it."""
+    it does not exist, `user` may not read it, or an evaluation run asked it (reader_conversations)."""
     conversation = (
         Conversation.objects.prefetch_related(
             Prefetch(
@@ -23,7 +23,7 @@ def conversation_get(*, conversation_id: uuid.UUID, user: Any) -> Conversation |
                 to_attr="turn_list",
             )
         )
-        .filter(id=conversation_id)
+        .filter(id=conversation_id, pk__in=reader_conversations())
         .first()
     )
     if conversation is None or not Asker.of(user).may_read(conversation):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Max, Prefetch
+from django.db.models import Max, Prefetch, QuerySet
 
 from answers import db
 from answers.citations.trail import final_markers
@@ -114,6 +114,12 @@ class Asker:
         )
 
 
+def reader_conversations() -> QuerySet[Conversation, Any]:
+    """Conversations readers asked: not those of an evaluation run's answers (each starts its own),
+    which no reader sees nor continues."""
+    return Conversation.objects.exclude(turns__origin=Answer.Origin.EVALUATION).values("pk")
+
+
 @dataclass(frozen=True)
 class TurnPlan:
     """The turn an answer will be: in which conversation (None: a new one), and for a follow-up how
@@ -143,7 +149,11 @@ class _Context:
 
 def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
     """The checks, then what the next turn needs: its number, the history within budget, the last question."""
-    conversation = Conversation.objects.select_related("asker").filter(id=conversation_id).first()
+    conversation = (
+        Conversation.objects.select_related("asker")
+        .filter(id=conversation_id, pk__in=reader_conversations())
+        .first()
+    )
     if conversation is None or not asker.may_read(conversation):
         raise ConversationNotFound
     if not asker.owns(conversation):

@@ -8,6 +8,7 @@ from answers.models.answers import Answer, AnswerSource, SourceStatus
 from answers.models.conversations import Conversation
 from answers.models.documents import Chunk, Document, DocumentAccess
 from answers.models.embeddings import ChunkEmbedding
+from answers.models.evaluation import EvaluationItem, EvaluationResult, EvaluationRun, EvaluationSet
 from answers.models.feedback import FEEDBACK_COMMENT_MAX_LENGTH, Feedback, FeedbackVerdict
 from answers.models.reviews import Review, ReviewSourceFlag, ReviewVerdict, SourceFlag
 
@@ -20,6 +21,10 @@ __all__ = [
     "Conversation",
     "Document",
     "DocumentAccess",
+    "EvaluationItem",
+    "EvaluationResult",
+    "EvaluationRun",
+    "EvaluationSet",
     "Feedback",
     "FeedbackVerdict",
     "Review",

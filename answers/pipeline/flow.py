@@ -60,6 +60,7 @@ async def ask(
     idempotency: Idempotency | None = None,
     conversation_id: uuid.UUID | None = None,
     asker: Asker | None = None,
+    origin: str = Answer.Origin.READER,
 ) -> Answer:
     """Answer a question. In the request (JSON): the finished (done or failed) answer, sources loaded.
 
@@ -72,6 +73,9 @@ async def ask(
     `conversation_id`: ask a follow-up in that conversation (step 0: checked for `asker`, then the
     standalone question); without it the answer starts a new conversation. Raises
     answers.conversations.services.ConversationRefused for a follow-up that may not be asked.
+
+    `origin`: who asks, stored with the answer: a reader, or an evaluation run (answers.evaluation),
+    whose answers no reader's page, conversation or the health page shows.
     """
     provider = provider or get_provider()
     asker = asker or Asker(user_id=asker_id)
@@ -91,6 +95,7 @@ async def ask(
             retriever=retriever or retrieve,
             idempotency=idempotency,
             plan=plan,
+            origin=origin,
         )
     return await _finish(started, provider=provider, publisher=publisher)
 
@@ -104,6 +109,7 @@ def _start(
     retriever: Retriever,
     idempotency: Idempotency | None,
     plan: TurnPlan,
+    origin: str,
 ) -> Started:
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
@@ -136,6 +142,7 @@ def _start(
         idempotency=idempotency,
         declined=declined,
         plan=plan,
+        origin=origin,
     )
     publisher.references(answer.id, retrieval.sources)
     return Started(answer=answer, prompt=prompt, started_at=started_at, declined=declined)

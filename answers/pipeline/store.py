@@ -83,6 +83,7 @@ def answer_create(
     idempotency: Idempotency | None = None,
     declined: bool = False,
     plan: TurnPlan | None = None,
+    origin: str = Answer.Origin.READER,
 ) -> Answer:
     """Step 2: the answer (streaming) and one AnswerSource per retrieved source, in one transaction.
 
@@ -105,6 +106,7 @@ def answer_create(
                 asker_id=asker_id,
                 asked_signed_in=asker_id is not None,
                 delivery=delivery,
+                origin=origin,
                 status=Answer.Status.STREAMING,
                 provider=provider.name,
                 model=provider.model,
@@ -366,10 +368,10 @@ def answer_reap_stale(
     stale = list(
         Answer.objects.filter(status__in=in_flight, heartbeat_at__lt=cutoff)
         .order_by("created_at")
-        .values_list("id", "delivery", "provider")
+        .values_list("id", "delivery", "provider", "origin")
     )
     reaped = []
-    for answer_id, delivery, provider in stale:
+    for answer_id, delivery, provider, origin in stale:
         updated = Answer.objects.filter(id=answer_id, status__in=in_flight, heartbeat_at__lt=cutoff).update(
             status=Answer.Status.FAILED,
             error_kind=ErrorKind.STALE,
@@ -379,5 +381,7 @@ def answer_reap_stale(
         if not updated:
             continue  # it finished, or beat, meanwhile
         reaped.append(Reaped(answer_id=answer_id, delivery=delivery))
-        metrics.answer_finished(status=Answer.Status.FAILED, provider=provider, delivery=delivery)
+        metrics.answer_finished(
+            status=Answer.Status.FAILED, provider=provider, delivery=delivery, origin=origin
+        )
     return reaped

@@ -50,9 +50,15 @@ class _EventReader:
         self.stop_reason: str | None = None
         self.quotes = Generation()
         self._blocks: dict[int, _Block] = {}
+        # Token usage: input from `message_start`, output (cumulative) from the last `message_delta`.
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
 
     def read(self, event: Any) -> list[str]:
         kind = getattr(event, "type", None)
+        if kind == "message_start":
+            self._usage(getattr(getattr(event, "message", None), "usage", None))
+            return []
         if kind == "content_block_start":
             block = event.content_block
             if getattr(block, "type", None) != "text":
@@ -82,7 +88,15 @@ class _EventReader:
             reason = getattr(event.delta, "stop_reason", None)
             if reason:
                 self.stop_reason = str(reason)
+            self._usage(getattr(event, "usage", None))
         return []
+
+    def _usage(self, usage: Any) -> None:
+        """Counts a `message_start` or `message_delta` reports (each field it has replaces the last)."""
+        for name in ("input_tokens", "output_tokens"):
+            value = getattr(usage, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                setattr(self, name, value)
 
     def _text(self, state: _Block, text: Any) -> list[str]:
         if not isinstance(text, str):
@@ -110,6 +124,7 @@ class _EventReader:
         for number, quotes in self.quotes.quotes.items():
             for quote in quotes:
                 generation.add_quote(number, quote)
+        generation.set_usage(self.input_tokens, self.output_tokens)
 
 
 class AnthropicProvider(StreamingProvider):

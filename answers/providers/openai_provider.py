@@ -24,11 +24,13 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 
 class _ChunkReader:
-    """Reads chat-completion chunks: choice 0's content pieces and its finish reason."""
+    """Reads chat-completion chunks: choice 0's content pieces, its finish reason, and the token usage
+    the last chunk reports (asked for with `stream_options.include_usage`)."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
         self.stop_reason: str | None = None
+        self.usage: tuple[int | None, int | None] | None = None
 
     def read(self, chunk: Any) -> list[str]:
         """The content pieces of one chunk; records its finish reason; rejects shapes we cannot read."""
@@ -36,6 +38,9 @@ class _ChunkReader:
         if not isinstance(choices, list):
             raise self.progress.unreadable()
         pieces = []
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = (_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
         # Some servers send chunks with no choices (usage, content filter results): nothing to read.
         for choice in choices:
             if getattr(choice, "index", 0) not in (0, None):
@@ -52,7 +57,15 @@ class _ChunkReader:
         return pieces
 
     def conclude(self, generation: Generation) -> None:
-        pass  # chat completions carry no citations
+        # Chat completions carry no citations; the usage, when the server reported it.
+        if self.usage is not None:
+            generation.set_usage(*self.usage)
+
+
+def _count(usage: Any, name: str) -> int | None:
+    """A token count of a usage report; None when absent or not a count (a server's own shape)."""
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class OpenAIProvider(StreamingProvider):
@@ -79,6 +92,8 @@ class OpenAIProvider(StreamingProvider):
             model=self.model,
             messages=cast("list[ChatCompletionMessageParam]", [dict(m) for m in prompt.messages]),
             stream=True,
+            # The last chunk then reports the tokens used (the trail's `usage`, evaluation's tokens).
+            stream_options={"include_usage": True},
             temperature=self.temperature,
             # `max_tokens`, not `max_completion_tokens`: every OpenAI-compatible server reads it.
             max_tokens=self.max_tokens,

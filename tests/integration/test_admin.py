@@ -27,6 +27,16 @@ QA_PERMISSIONS = {
     # Reader feedback: read it, and mark it resolved (readers write it; a review resolves it too).
     "answers.view_feedback",
     "answers.change_feedback",
+    # Evaluation: read sets, runs and results; curate sets' items (runs are `manage.py evaluate`'s).
+    "answers.view_evaluationset",
+    "answers.add_evaluationset",
+    "answers.change_evaluationset",
+    "answers.view_evaluationitem",
+    "answers.add_evaluationitem",
+    "answers.change_evaluationitem",
+    "answers.delete_evaluationitem",
+    "answers.view_evaluationrun",
+    "answers.view_evaluationresult",
 }
 
 

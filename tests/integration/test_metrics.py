@@ -83,7 +83,8 @@ def value(scraped: dict[tuple[str, frozenset[tuple[str, str]]], float], name: st
 
 
 def answers(scraped: dict[Any, float], status: str, delivery: str) -> float:
-    return value(scraped, "answers_total", status=status, provider="openai", delivery=delivery)
+    labels = {"status": status, "provider": "openai", "delivery": delivery, "origin": "reader"}
+    return value(scraped, "answers_total", **labels)
 
 
 def outcome(scraped: dict[Any, float], name: str) -> float:

@@ -20,7 +20,7 @@ from answers.providers.anthropic_provider import AnthropicProvider, request_mess
 from answers.providers.base import Generation
 from answers.providers.prompt import NATIVE_PROMPT_VERSION, NATIVE_SYSTEM_PROMPT
 from answers.providers.registry import get_provider
-from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer
+from tests.fixtures.anthropic_stub import Block, Cite, Message, StubAnthropicServer, stub_usage
 from tests.fixtures.native_prompt import HANG_BOUND, PROMPT, SOURCES
 from tests.fixtures.providers import collect
 
@@ -118,6 +118,27 @@ async def test_markers_are_placed_whatever_the_delta_split(stub_anthropic: StubA
     text = await _text_of(stub_anthropic, Block("Con", "text ", " ", "managers ", "\n", Cite(0), " \n"))
 
     assert text == "Context  managers [1] \n \n"
+
+
+async def test_usage_is_recorded_from_message_start_and_the_last_message_delta(
+    stub_anthropic: StubAnthropicServer,
+) -> None:
+    message = Message(
+        blocks=[Block("Context managers wrap a block.", Cite(0)), Block(" Uncited words here.")]
+    )
+    stub_anthropic.enqueue(message)
+
+    _, generation, error = await _collect(_provider(stub_anthropic))
+
+    assert error is None
+    (body,) = stub_anthropic.requests
+    counted = stub_usage(body, message)
+    assert generation.usage == {
+        "prompt_tokens": counted["input_tokens"],
+        "completion_tokens": counted["output_tokens"],
+    }
+    # The cumulative count of message_delta, not message_start's provisional 1.
+    assert generation.usage["completion_tokens"] == 8
 
 
 async def test_cited_text_is_kept_as_quotes_per_source(stub_anthropic: StubAnthropicServer) -> None:

@@ -11,9 +11,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from answers.providers import Provider, ProviderError, build_prompt
+from answers.providers.base import Generation
 from answers.providers.openai_provider import OpenAIProvider
 from answers.providers.registry import get_provider
-from tests.fixtures.providers import Reply, StubOpenAIServer, cite_first_source
+from tests.fixtures.providers import Reply, StubOpenAIServer, cite_first_source, stub_usage
 from tests.fixtures.providers import retrieved_source as _source
 
 API_KEY = "sk-test-secret-0123456789"
@@ -78,6 +79,34 @@ async def test_request_carries_prompt_model_and_stream_flag(stub_openai: StubOpe
     assert body["stream"] is True
     assert body["messages"] == [dict(m) for m in PROMPT.messages]
     assert stub_openai.headers[0]["authorization"] == f"Bearer {API_KEY}"
+
+
+async def test_usage_is_asked_for_and_recorded_from_the_last_chunk(stub_openai: StubOpenAIServer) -> None:
+    stub_openai.enqueue(Reply(pieces=["Context managers", " wrap a block [1]."]))
+    generation = Generation()
+
+    async for _ in _provider(stub_openai).stream(PROMPT, generation):
+        pass
+
+    (body,) = stub_openai.requests
+    assert body["stream_options"] == {"include_usage": True}
+    counted = stub_usage(body, "Context managers wrap a block [1].")
+    assert generation.usage == {
+        "prompt_tokens": counted["prompt_tokens"],
+        "completion_tokens": counted["completion_tokens"],
+    }
+    assert generation.usage["prompt_tokens"] > 20  # the prompt's words, not a constant
+
+
+async def test_a_server_reporting_no_usage_leaves_it_null(stub_openai: StubOpenAIServer) -> None:
+    # A server that ignores stream_options (and sends no usage chunk): the answer is unaffected.
+    stub_openai.enqueue(Reply(pieces=["Fine [1]."], report_usage=False))
+    generation = Generation()
+
+    pieces = [piece async for piece in _provider(stub_openai).stream(PROMPT, generation)]
+
+    assert pieces == ["Fine [1]."]
+    assert generation.usage is None
 
 
 async def test_pieces_split_mid_marker_arrive_unchanged(stub_openai: StubOpenAIServer) -> None:
