@@ -127,6 +127,8 @@ OLD_THRESHOLD = 0.1
 DECLINE_AIM = 0.9
 LATENCY_CHUNKS = 100_000
 LATENCY_QUERIES = 200
+# The latency's closed variant: every tenth document staff-only (10 % of the chunks), asked anonymously.
+CLOSED_EVERY = 10
 DENSE_WEIGHTS = [0.0, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.75, 0.9, 1.0]
 EMBED_MODEL = "all-MiniLM-L6-v2"
 EMBED_DIMENSIONS = 384
@@ -154,6 +156,21 @@ def _before_issue_29() -> Iterator[None]:
         yield
     finally:
         pipeline.query_terms, pipeline._one_copy_each, pipeline.title_excess = saved
+
+
+@contextmanager
+def _before_issue_44() -> Iterator[None]:
+    """retrieve() as it was before issue 44: the terms weighed by their rarity over every chunk,
+    whoever asks (no table per asker: answers.retrieval.rarity); patched for the run."""
+    from answers.retrieval import pipeline
+    from answers.retrieval.rarity import RarityTable
+
+    saved = pipeline.rarity_table
+    pipeline.rarity_table = lambda reader, found: RarityTable(found.doc_counts, found.total)
+    try:
+        yield
+    finally:
+        pipeline.rarity_table = saved
 
 
 def _ranked(question: str, scorer: str) -> list[tuple[str, float]]:
@@ -273,12 +290,16 @@ def _latency() -> dict[str, float]:
     new, old = LexicalReranker(), OldLexicalReranker()
     for question in questions[:10]:  # warm caches
         retrieve(question, min_score=0.5, max_sources=5, reranker=new)
-    times: dict[str, list[float]] = {"new": [], "old": [], "bm25": []}
+    times: dict[str, list[float]] = {"new": [], "old": [], "bm25": [], "before_44": []}
     sqlite = connection.vendor == "sqlite"
     for question in questions:  # in turns: other load on the machine hits both alike
         started = time.perf_counter()
         retrieve(question, min_score=0.5, max_sources=5, reranker=new)
         times["new"].append((time.perf_counter() - started) * 1000)
+        with _before_issue_44():
+            started = time.perf_counter()
+            retrieve(question, min_score=0.5, max_sources=5, reranker=new)
+            times["before_44"].append((time.perf_counter() - started) * 1000)
         with _before_issue_29():
             started = time.perf_counter()
             retrieve(question, min_score=OLD_THRESHOLD, max_sources=5, reranker=old)
@@ -291,7 +312,37 @@ def _latency() -> dict[str, float]:
     out = {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
     if times["bm25"]:
         out["bm25_order_p50"] = statistics.median(times["bm25"])
-    return out
+    out["before_44_p50"] = statistics.median(times["before_44"])
+    return {**out, **_latency_closed(questions, new)}
+
+
+def _latency_closed(questions: list[str], reranker: Any) -> dict[str, float]:
+    """The anonymous asker's p50 once every CLOSED_EVERY-th document is staff-only, against
+    retrieve() before issue 44, in turns. The asker's table counts each term among the closed
+    chunks the first time it is asked (most of these questions' terms are new to it)."""
+    from django.db.models.functions import Mod
+    from django.utils import timezone
+
+    from answers.models import Document
+    from answers.retrieval.pipeline import retrieve
+
+    closing = Document.objects.annotate(n=Mod("id", CLOSED_EVERY)).filter(n=0)
+    closed = closing.update(access=Document.Access.STAFF, updated_at=timezone.now())
+    times: dict[str, list[float]] = {"after": [], "before": []}
+    retrieve(questions[0], min_score=0.5, max_sources=5, reranker=reranker)  # the level's closed documents
+    for question in questions:
+        started = time.perf_counter()
+        retrieve(question, min_score=0.5, max_sources=5, reranker=reranker)
+        times["after"].append((time.perf_counter() - started) * 1000)
+        with _before_issue_44():
+            started = time.perf_counter()
+            retrieve(question, min_score=0.5, max_sources=5, reranker=reranker)
+            times["before"].append((time.perf_counter() - started) * 1000)
+    return {
+        "closed_documents": closed,
+        "closed_p50": statistics.median(times["after"]),
+        "closed_before_44_p50": statistics.median(times["before"]),
+    }
 
 
 @contextmanager

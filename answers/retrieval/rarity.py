@@ -9,16 +9,17 @@ payroll while "What is quibbleflux payroll?" was declined, which told the asker 
 documents say "zorblax" (issue 44). Over what the asker may read, the two are declined alike.
 
 The engine counts over its whole index (SearchResult.doc_counts and total, answers.retrieval.backends);
-this module subtracts what the asker may not read: the chunks of the documents closed to them
-(answers.retrieval.access.closed_documents) and, per term, those of them holding it (readable_count
-says when the subtraction is exact and when the readable chunks are counted instead). A site closes
-a small share of its documents, and counting in that share is cheap; when nothing is closed to the
-asker (staff, or a site whose documents are all public), the engine's table is theirs unchanged.
+this module counts each term among the chunks the asker may read (all but those of the documents
+closed to them, answers.retrieval.access.closed_documents), only as far as its weight needs
+(readable_table): a term rare over every chunk weighs the same whether one readable chunk holds it or
+all of them do, so for it one readable chunk is looked for, and only a term common enough for its
+count to matter is counted, up to the engine's own cap. When nothing is closed to the asker (staff,
+or a site whose documents are all public), the engine's table is theirs unchanged, at the cost of one
+indexed query.
 
-Cached per process, per corpus version (documents, their newest edit and the newest chunk: an
-ingest, an edit, an access change and a deletion each move it, as answers.support.corpus's) and per
-access level (the Reader: signed in, staff, groups: one entry per distinct set of readable
-documents' rules): the closed documents, their chunk count and, per term, the closed chunks holding it.
+Cached per process, per version of the corpus (corpus_version: an ingest, an edit, an access change
+or a deletion moves it) and per access level (the Reader: signed in, staff, groups; one entry per
+distinct one): the closed documents, their chunks and, per term, its count.
 """
 
 from __future__ import annotations
@@ -26,168 +27,166 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.db import connection
 
 from answers.models import Chunk, Document
 from answers.retrieval.access import Reader, closed_documents
 from answers.retrieval.backends import PostgresFullTextBackend, SearchResult, SqliteFts5Backend
-from answers.retrieval.query import fts5_quote
+from answers.retrieval.query import RARITY_CAP, fts5_quote, rarity
 
-# Bounds on what one process keeps (a level is a distinct (signed in, staff, groups); words per level).
+# Bounds on what one process keeps: levels (distinct (signed in, staff, groups)), terms per level.
 MAX_LEVELS = 256
 MAX_TERMS_PER_LEVEL = 50_000
+_BATCH = 500  # document ids per statement loading their chunks: inside every engine's parameter limit
 
 
 @dataclass(frozen=True)
 class RarityTable:
-    """Chunks holding each term (as the engine counts them, up to its cap) and chunks in all, over
-    what one asker may read: the arguments of query.term_weights and query.rare_names."""
+    """Chunks holding each term and chunks in all, over what one asker may read: the arguments of
+    query.term_weights and query.rare_names. A count is that of the chunks holding the term where it
+    changes the term's weight, else one that weighs the same (readable_table)."""
 
     doc_counts: dict[str, int]
     total: int
 
 
-def readable_count(count: int, closed: int, *, cap: int) -> int | None:
-    """The chunks the asker may read that hold a term, or None when the figures cannot tell.
+def readable_count(count: int, counted: int, *, cap: int, share: float) -> int:
+    """The readable chunks holding a common term, from the engine's count over every chunk (`count`)
+    and the readable chunks holding it, counted up to `cap` (`counted`): exact below it; past it the
+    term is common to the asker too, as common as the engine's figure (SQLite's stops at the cap,
+    PostgreSQL's is an estimate) scaled to the readable share of the chunks (`share`) says."""
+    if counted < cap:
+        return counted
+    return max(cap, round(count * share))
 
-    `count`: the engine's count over every chunk, exact below `cap` (the backend's
-    common_term_docs: both engines count exactly below it, and past it SQLite stops at it and
-    PostgreSQL estimates); `closed`: the closed chunks holding the term, counted up to `cap`.
-    Below the cap the difference is exact. Past it, when fewer than `cap` closed chunks hold the
-    term and `cap` chunks or more are left, the term is as common to the asker as the engine's
-    figure, less the closed ones, says. Otherwise (a common term
-    most of whose chunks are closed) None: its readable chunks are counted directly.
+
+def readable_table(
+    everyone: RarityTable,
+    closed_chunks: int,
+    *,
+    cap: int,
+    count: Callable[[list[str], int], dict[str, int]],
+) -> RarityTable:
+    """The table over what an asker may read, from the engine's over every chunk (`everyone`) and
+    the number of chunks closed to them; `count(terms, limit)` counts the readable chunks holding
+    each term, up to `limit`.
+
+    A term no chunk holds needs no count. A term rare enough over every chunk that its weight is
+    RARITY_CAP's (query.capped_rarity) weighs that for any count from one to the engine's: one
+    readable chunk is looked for, and without one it is absent. Any other is counted up to `cap`
+    (readable_count). The counts are then exact where they change a weight, and only there.
     """
-    if count < cap:
-        return max(0, count - closed)
-    if closed < cap and count - closed >= cap:
-        return count - closed
-    return None
-
-
-class _Engine:
-    """The counting statements of one database vendor, over the chunks of a list of documents."""
-
-    backend: type[SqliteFts5Backend] | type[PostgresFullTextBackend]
-
-    @property
-    def cap(self) -> int:
-        """Where the engine's own counts stop being exact (read when used, as the backend reads it)."""
-        return self.backend.common_term_docs
-
-    def chunks_of(self, documents: list[int]) -> int:
-        raise NotImplementedError
-
-    def counts(self, terms: list[str], documents: list[int], *, among: bool) -> dict[str, int]:
-        """Chunks holding each term, up to `cap`: among the documents' chunks, or (`among` false)
-        among every other chunk."""
-        raise NotImplementedError
-
-
-class _Sqlite(_Engine):
-    backend = SqliteFts5Backend
-    # The documents' chunks as FTS5 rowids (the index holds no document id), listed once per statement.
-    _CLOSED = (
-        "WITH closed(id) AS (SELECT id FROM answers_chunk"
-        " WHERE document_id IN (SELECT value FROM json_each(%s)))"
-    )
-    _ONE = (
-        "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s"
-        " AND rowid {among} closed LIMIT %s))"
-    )
-
-    def chunks_of(self, documents: list[int]) -> int:
-        with connection.cursor() as cursor:
-            cursor.execute(self._CLOSED + " SELECT count(*) FROM closed", [_json(documents)])  # noqa: S608 - constant SQL
-            return int(cursor.fetchone()[0])
-
-    def counts(self, terms: list[str], documents: list[int], *, among: bool) -> dict[str, int]:
-        one = self._ONE.format(among="IN" if among else "NOT IN")
-        params: list[str | int] = [_json(documents)]
-        for term in terms:
-            params += [fts5_quote(term), self.cap]
-        return _one_row(terms, self._CLOSED + " SELECT " + ", ".join([one] * len(terms)), params)
-
-
-class _Postgres(_Engine):
-    backend = PostgresFullTextBackend
-    _ONE = (
-        "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk WHERE {among}(document_id = ANY(%s))"
-        " AND search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m)"
-    )
-
-    def chunks_of(self, documents: list[int]) -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM answers_chunk WHERE document_id = ANY(%s)", [documents])
-            return int(cursor.fetchone()[0])
-
-    def counts(self, terms: list[str], documents: list[int], *, among: bool) -> dict[str, int]:
-        one = self._ONE.format(among="" if among else "NOT ")
-        params: list[object] = []
-        for term in terms:
-            params += [documents, term, self.cap]
-        return _one_row(terms, "SELECT " + ", ".join([one] * len(terms)), params)
-
-
-def _one_row(terms: list[str], sql: str, params: list[Any]) -> dict[str, int]:
-    """The counts of a statement returning one count per term, in the terms' order; `sql` is joined
-    from constant fragments only (the terms and ids are bound parameters)."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return dict(zip(terms, (int(n) for n in row), strict=True))
-
-
-def _json(ids: list[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
-def _engine() -> _Engine | None:
-    return {"sqlite": _Sqlite, "postgresql": _Postgres}.get(connection.vendor, lambda: None)()
+    total = max(0, everyone.total - closed_chunks)
+    share = total / everyone.total if everyone.total else 1.0
+    held = {t: n for t, n in everyone.doc_counts.items() if n > 0}
+    rare = [t for t, n in held.items() if rarity(n, total) >= RARITY_CAP]
+    found = count(rare, 1)
+    counted = count([t for t in held if t not in found], cap)
+    readable = dict.fromkeys(everyone.doc_counts, 0)
+    readable.update((t, held[t]) for t, n in found.items() if n)
+    readable.update((t, readable_count(held[t], n, cap=cap, share=share)) for t, n in counted.items())
+    return RarityTable(readable, total)
 
 
 @dataclass
 class _Level:
-    """What one access level may not read, in one version of the corpus, and its counts so far."""
+    """What one access level may not read, in one version, and the terms counted for it so far."""
 
-    closed: list[int]  # document ids
-    closed_chunks: int
-    among_closed: dict[str, int] = field(default_factory=dict)  # term -> closed chunks holding it
-    readable: dict[str, int] = field(default_factory=dict)  # term -> readable chunks, counted directly
+    documents: list[int]  # closed to the level
+    chunks: frozenset[int]  # theirs
+    counted: dict[tuple[str, int], int] = field(default_factory=dict)  # (term, limit) -> readable chunks
 
 
-def corpus_version() -> tuple[object, ...]:
-    """What moves when the corpus or its access changes: documents, their newest edit (an access
-    change saves the document), the newest chunk; with the database, for a process serving several."""
-    documents, chunks = Document._meta.db_table, Chunk._meta.db_table
+class _Sqlite:
+    """FTS5 holds no document id: a term's matches (rowids: chunk ids) are read in order and looked
+    up in the level's closed chunks here, until `limit` readable ones are found. A set of thousands
+    of ids built in SQL for each term costs ten times what reading a doclist does."""
+
+    cap_of = SqliteFts5Backend
+
+    def count(self, term: str, level: _Level, limit: int) -> int:
+        found = 0
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT rowid FROM answers_chunk_fts WHERE answers_chunk_fts MATCH %s", [fts5_quote(term)]
+            )
+            batch = 8  # a rare term's first match is mostly readable: read a few, then more
+            while found < limit and (rows := cursor.fetchmany(batch)):
+                found += sum(chunk not in level.chunks for (chunk,) in rows)
+                batch = min(batch * 4, 2048)
+        return min(found, limit)
+
+
+class _Postgres:
+    """The chunk rows hold their document: the GIN index finds the matches, the filter reads them."""
+
+    cap_of = PostgresFullTextBackend
+
+    def count(self, term: str, level: _Level, limit: int) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM answers_chunk WHERE NOT (document_id = ANY(%s))"
+                " AND search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m",
+                [level.documents, term, limit],
+            )
+            return int(cursor.fetchone()[0])
+
+
+_Engine = _Sqlite | _Postgres
+
+
+def _engine() -> _Engine | None:
+    if connection.vendor == "sqlite":
+        return _Sqlite()
+    if connection.vendor == "postgresql":
+        return _Postgres()
+    return None
+
+
+def corpus_version(total: int) -> tuple[object, ...]:
+    """What moves when what is closed to someone, or what they may read, changes: the documents that
+    are not public (how many, their newest edit: an access change or an edit saves the document),
+    the newest chunk (an ingest or a changed text adds chunks) and the engine's chunk count `total`
+    (a deletion; an estimate on a large PostgreSQL table, which follows a deletion at its next
+    ANALYZE); with the database, for a process serving several. One query, on indexed columns."""
+    closed = [level for level in Document.Access.values if level != Document.Access.PUBLIC]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*), max(updated_at), (SELECT max(id) FROM {chunks}) FROM {documents}"  # noqa: S608
-        )  # table names from the models only
+            f"SELECT count(*), max(updated_at), (SELECT max(id) FROM {Chunk._meta.db_table})"  # noqa: S608
+            f" FROM {Document._meta.db_table} WHERE access IN ({', '.join(['%s'] * len(closed))})",
+            closed,
+        )  # table names from the models, the access values bound
         row = cursor.fetchone()
-    return (connection.alias, connection.settings_dict["NAME"], *row)
+    return (connection.alias, connection.settings_dict["NAME"], total, *row)
+
+
+def _chunks_of(documents: list[int]) -> frozenset[int]:
+    ids: set[int] = set()
+    for start in range(0, len(documents), _BATCH):
+        batch = documents[start : start + _BATCH]
+        ids.update(Chunk.objects.filter(document_id__in=batch).values_list("id", flat=True))
+    return frozenset(ids)
 
 
 class _Levels:
-    """The closed documents and counts per access level, for one version of the corpus at a time."""
+    """The levels of one version at a time, each with its closed documents and counts."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version: tuple[object, ...] = ()
         self._levels: dict[Reader, _Level] = {}
 
-    def level(self, reader: Reader, engine: _Engine) -> tuple[tuple[object, ...], _Level]:
-        """The corpus's version and what `reader`'s level may not read in it."""
-        version = corpus_version()
+    def level(self, reader: Reader, total: int) -> tuple[tuple[object, ...], _Level]:
+        """The version (`total`: the engine's chunk count) and what `reader`'s level may not read in it."""
+        version = corpus_version(total)
         with self._lock:
             if version != self._version:
                 self._version, self._levels = version, {}
             level = self._levels.get(reader)
         if level is None:
-            closed = closed_documents(reader)
-            level = _Level(closed, engine.chunks_of(closed) if closed else 0)
+            documents = closed_documents(reader)
+            level = _Level(documents, _chunks_of(documents))
             with self._lock:
                 if version == self._version:
                     if len(self._levels) >= MAX_LEVELS:
@@ -195,71 +194,43 @@ class _Levels:
                     level = self._levels.setdefault(reader, level)
         return version, level
 
-    def counts(
+    def counted(
         self,
         version: tuple[object, ...],
-        store: dict[str, int],
+        level: _Level,
         terms: list[str],
-        count: Callable[[list[str]], dict[str, int]],
+        limit: int,
+        count: Callable[[str], int],
     ) -> dict[str, int]:
-        """The terms' counts from a level's `store`, the missing ones counted (`count`) and kept."""
+        """The level's counts of the terms up to `limit`, the missing ones counted and kept."""
         with self._lock:
-            known = {t: store[t] for t in terms if t in store}
-        missing = [t for t in terms if t not in known]
-        if missing:
-            found = count(missing)
+            known = {t: level.counted[t, limit] for t in terms if (t, limit) in level.counted}
+        found = {t: count(t) for t in terms if t not in known}
+        if found:
             with self._lock:
                 if version == self._version:
-                    if len(store) >= MAX_TERMS_PER_LEVEL:
-                        store.clear()
-                    store.update(found)
-            known.update(found)
-        return known
+                    if len(level.counted) >= MAX_TERMS_PER_LEVEL:
+                        level.counted.clear()
+                    level.counted.update(((t, limit), n) for t, n in found.items())
+        return {**known, **found}
 
 
 _levels = _Levels()
 
 
-def without_closed(
-    everyone: RarityTable,
-    closed: dict[str, int],
-    closed_chunks: int,
-    *,
-    cap: int,
-    count_readable: Callable[[list[str]], dict[str, int]],
-) -> RarityTable:
-    """The table over what an asker may read, from the engine's over every chunk (`everyone`), the
-    closed chunks holding each term (`closed`, up to `cap`) and how many chunks are closed;
-    `count_readable` counts the terms readable_count cannot tell (and only those)."""
-    counts = {t: readable_count(n, closed[t], cap=cap) for t, n in everyone.doc_counts.items()}
-    direct = count_readable([t for t, n in counts.items() if n is None])
-    readable = {t: direct[t] if n is None else n for t, n in counts.items()}
-    return RarityTable(readable, max(0, everyone.total - closed_chunks))
-
-
 def rarity_table(reader: Reader, found: SearchResult) -> RarityTable:
-    """The rarity table for this asker: the engine's (`found`, over every chunk) less the chunks
-    closed to them (module docstring). Staff, and an asker to whom nothing is closed, get the
-    engine's unchanged."""
+    """The rarity table for this asker: the engine's (`found`, over every chunk) less what is closed
+    to them (module docstring). Staff, and an asker to whom nothing is closed, get the engine's."""
     everyone = RarityTable(found.doc_counts, found.total)
     engine = _engine()
     if reader.staff or engine is None:
         return everyone
-    version, level = _levels.level(reader, engine)
-    if not level.closed:
+    version, level = _levels.level(reader, found.total)
+    if not level.documents:
         return everyone
+    cap = engine.cap_of.common_term_docs  # read when used, as the backend reads it
 
-    def count(store: dict[str, int], *, among: bool) -> Callable[[list[str]], dict[str, int]]:
-        """The level's counts of terms, from its `store` or counted among (or outside) its closed chunks."""
-        return lambda terms: _levels.counts(
-            version, store, terms, lambda missing: engine.counts(missing, level.closed, among=among)
-        )
+    def count(terms: list[str], limit: int) -> dict[str, int]:
+        return _levels.counted(version, level, terms, limit, lambda term: engine.count(term, level, limit))
 
-    closed = count(level.among_closed, among=True)(list(found.doc_counts))
-    return without_closed(
-        everyone,
-        closed,
-        level.closed_chunks,
-        cap=engine.cap,
-        count_readable=count(level.readable, among=False),
-    )
+    return readable_table(everyone, len(level.chunks), cap=cap, count=count)

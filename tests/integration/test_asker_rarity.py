@@ -9,16 +9,15 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from answers.conf import DECLINE_TEXT, conf
 from answers.content.storage import document_delete, document_upsert
 from answers.models import Document
-from answers.retrieval import backends
+from answers.retrieval import backends, rarity
 from answers.retrieval.access import ANONYMOUS, Reader
 from answers.retrieval.pipeline import retrieve
+from answers.retrieval.query import capped_rarity
 from answers.retrieval.types import Retrieval
 
 pytestmark = pytest.mark.django_db
@@ -136,39 +135,67 @@ def test_the_table_follows_access_changes_ingests_and_deletions(payroll: None) -
     assert _weight(CLOSED_WORD, ANONYMOUS, "zorblax") > 7
 
 
-def _counting_statements(question: str, reader: Reader) -> list[str]:
-    """The statements counting among closed documents that one retrieval ran (answers.retrieval.rarity)."""
-    marker = "json_each" if connection.vendor == "sqlite" else "document_id = any("
-    with CaptureQueriesContext(connection) as queries:
-        _ask(question, reader)
-    return [q["sql"] for q in queries.captured_queries if marker in q["sql"].lower()]
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The terms counted among (or outside) closed chunks, as each engine counts them."""
+    terms: list[str] = []
+    for engine in (rarity._Sqlite, rarity._Postgres):
+
+        def spy(self: Any, term: str, *args: Any, _count: Any = engine.count, **kwargs: Any) -> int:
+            terms.append(term)
+            return int(_count(self, term, *args, **kwargs))
+
+        monkeypatch.setattr(engine, "count", spy)
+    return terms
 
 
-def test_counts_are_kept_per_level_until_the_corpus_changes(payroll: None) -> None:
-    assert _counting_statements(CLOSED_WORD, ANONYMOUS)
-    assert _counting_statements(CLOSED_WORD, ANONYMOUS) == []  # the same level, the same corpus
-    assert _counting_statements(CLOSED_WORD, SIGNED_IN)  # another level counts for itself
-    assert _counting_statements(CLOSED_WORD, STAFF) == []  # staff read everything: nothing to count
-
-    document_upsert(key="memo", url="", title="Memo", body="Payroll memo.")
-    assert _counting_statements(CLOSED_WORD, ANONYMOUS)
+def _counts_for(counted: list[str], question: str, reader: Reader) -> list[str]:
+    counted.clear()
+    _ask(question, reader)
+    return sorted(counted)
 
 
-def test_a_common_word_most_of_whose_chunks_are_closed_is_counted_among_the_readable_ones(
-    payroll: None, monkeypatch: pytest.MonkeyPatch
+def test_counts_are_kept_per_level_until_what_is_closed_changes(payroll: None, counted: list[str]) -> None:
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []  # the same level, nothing changed
+    assert _counts_for(counted, "Is zorblax paid?", ANONYMOUS) == ["paid"]
+    assert _counts_for(counted, CLOSED_WORD, SIGNED_IN) == ["is", "payroll", "zorblax"]  # its own
+    assert _counts_for(counted, CLOSED_WORD, STAFF) == []  # staff read everything: nothing to count
+
+    document_upsert(key="memo", url="", title="Memo", body="Payroll memo.")  # an ingest
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []
+    Document.objects.get(key="memo").save()  # an edit, as admin saves it (an access change saves so too)
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []  # a public document's edit: nothing closed
+    memo = Document.objects.get(key="memo")
+    memo.access = Document.Access.SIGNED_IN
+    memo.save()
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+
+
+def test_a_word_common_over_every_chunk_is_counted_among_the_readable_ones(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Counts stop being exact at the engines' cap (common_term_docs): made small here, so that a word
-    # the engine counts "at least 3" times, all but one of them closed, is counted for the asker.
+    # Ten chunks, six of them closed and saying "frobnitz"; the engines' counts stop at 3 here
+    # (common_term_docs), so that over every chunk the word is common and past the count's cap.
     monkeypatch.setattr(backends.SqliteFts5Backend, "common_term_docs", 3)
     monkeypatch.setattr(backends.PostgresFullTextBackend, "common_term_docs", 3)
-    for i in range(4):
+    for i in range(6):
         document_upsert(
             key=f"ledger{i}", url="", title=f"Ledger {i}", body="Frobnitz ledger.", access="staff"
         )
-    assert _weight("Tell me about frobnitz.", ANONYMOUS, "frobnitz") > 7
-
+    for topic in ("Tides", "Harbours", "Lamps"):
+        document_upsert(key=topic, url="", title=topic, body=f"{topic} of the coast.")
     document_upsert(key="open-ledger", url="", title="Open ledger", body="The frobnitz ledger, in short.")
-    found = _ask("Tell me about frobnitz.", ANONYMOUS)
 
-    assert found.trace["term_weights"]["frobnitz"] == 2.0
-    assert [s.title for s in found.sources] == ["Open ledger"]
+    asked = _ask("Tell me about frobnitz.", ANONYMOUS)
+    staff = _ask("Tell me about frobnitz.", STAFF)
+
+    # One chunk of the four the asker may read, where staff weigh it as 3 (the cap) of 10.
+    assert asked.trace["term_weights"]["frobnitz"] == pytest.approx(capped_rarity(1, 4), abs=1e-4)
+    assert staff.trace["term_weights"]["frobnitz"] == pytest.approx(capped_rarity(3, 10), abs=1e-4)
+    assert [s.title for s in asked.sources] == ["Open ledger"]
+
+    document_delete(document=Document.objects.get(key="open-ledger"))
+    closed = _ask("Tell me about frobnitz.", ANONYMOUS).trace["term_weights"]["frobnitz"]
+    assert closed == _ask("Tell me about quibbleflux.", ANONYMOUS).trace["term_weights"]["quibbleflux"]
