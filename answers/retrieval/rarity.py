@@ -9,13 +9,13 @@ payroll while "What is quibbleflux payroll?" was declined, which told the asker 
 documents say "zorblax" (issue 44). Over what the asker may read, the two are declined alike.
 
 The engine counts over its whole index (SearchResult.doc_counts and total, answers.retrieval.backends);
-this module counts each term among the chunks the asker may read (all but those of the documents
-closed to them, answers.retrieval.access.closed_documents), only as far as its weight needs
-(readable_table): a term rare over every chunk weighs the same whether one readable chunk holds it or
-all of them do, so for it one readable chunk is looked for, and only a term common enough for its
-count to matter is counted, up to the engine's own cap. When nothing is closed to the asker (staff,
-or a site whose documents are all public), the engine's table is theirs unchanged, at the cost of one
-indexed query.
+this module makes of that the counts over the chunks the asker may read (all but those of the
+documents closed to them, answers.retrieval.access.closed_documents), each only as exact as the
+term's weight needs (readable_table): a term more chunks hold than are closed is held by a readable
+one, and one weighing RARITY_CAP weighs that for any count; only a term that closed chunks alone
+may hold is looked for among the readable ones (one is enough), and only a common one of those is
+counted. When nothing is closed to the asker (staff, or a site whose documents are all public), the
+engine's table is theirs unchanged, at the cost of one indexed query; when little is, mostly so.
 
 Cached per process, per version of the corpus (corpus_version: an ingest, an edit, an access change
 or a deletion moves it) and per access level (the Reader: signed in, staff, groups; one entry per
@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
 
@@ -68,24 +69,32 @@ def readable_table(
     cap: int,
     count: Callable[[list[str], int], dict[str, int]],
 ) -> RarityTable:
-    """The table over what an asker may read, from the engine's over every chunk (`everyone`) and
-    the number of chunks closed to them; `count(terms, limit)` counts the readable chunks holding
-    each term, up to `limit`.
+    """The table over what an asker may read, from the engine's over every chunk (`everyone`: its
+    counts exact below `cap`) and the number of chunks closed to them (C); `count(terms, limit)`
+    counts the readable chunks holding each term, up to `limit`.
 
-    A term no chunk holds needs no count. A term rare enough over every chunk that its weight is
-    RARITY_CAP's (query.capped_rarity) weighs that for any count from one to the engine's: one
-    readable chunk is looked for, and without one it is absent. Any other is counted up to `cap`
-    (readable_count). The counts are then exact where they change a weight, and only there.
+    Each count is exact where it changes the term's weight, and only there:
+    - a term no chunk holds needs nothing;
+    - a term more chunks hold than are closed (exactly counted: below `cap`) is held by a readable
+      one; any other is looked for in one readable chunk (`limit` 1), and without one it is absent;
+    - a term rare enough over every chunk that its weight is RARITY_CAP's (query.capped_rarity)
+      weighs that for any count from one to the engine's: the engine's stands;
+    - a common term held by n > C chunks is held by n - C to n readable ones: the engine's count
+      scaled to the readable share of the chunks, within those bounds; held by fewer, all of them
+      may be closed: it is counted, up to `cap` (readable_count).
     """
-    total = max(0, everyone.total - closed_chunks)
+    closed = closed_chunks
+    total = max(0, everyone.total - closed)
     share = total / everyone.total if everyone.total else 1.0
     held = {t: n for t, n in everyone.doc_counts.items() if n > 0}
-    rare = [t for t, n in held.items() if rarity(n, total) >= RARITY_CAP]
-    found = count(rare, 1)
-    counted = count([t for t in held if t not in found], cap)
-    readable = dict.fromkeys(everyone.doc_counts, 0)
-    readable.update((t, held[t]) for t, n in found.items() if n)
-    readable.update((t, readable_count(held[t], n, cap=cap, share=share)) for t, n in counted.items())
+    found = count([t for t, n in held.items() if not closed < n < cap], 1)
+    held = {t: n for t, n in held.items() if found.get(t, 1)}
+    common = {t: n for t, n in held.items() if rarity(n, total) < RARITY_CAP}
+    counted = count([t for t, n in common.items() if n <= closed], cap)
+    readable = {**dict.fromkeys(everyone.doc_counts, 0), **held}
+    for t, n in common.items():
+        scaled = min(n, max(n - closed, round(n * share)))
+        readable[t] = readable_count(n, counted[t], cap=cap, share=share) if t in counted else scaled
     return RarityTable(readable, total)
 
 
@@ -95,6 +104,7 @@ class _Level:
 
     documents: list[int]  # closed to the level
     chunks: frozenset[int]  # theirs
+    array: str = ""  # the documents as a PostgreSQL array literal, written once (not per statement)
     counted: dict[tuple[str, int], int] = field(default_factory=dict)  # (term, limit) -> readable chunks
 
 
@@ -105,7 +115,11 @@ class _Sqlite:
 
     cap_of = SqliteFts5Backend
 
-    def count(self, term: str, level: _Level, limit: int) -> int:
+    def counts(self, terms: list[str], level: _Level, limit: int) -> dict[str, int]:
+        return {term: self._count(term, level, limit) for term in terms}
+
+    @staticmethod
+    def _count(term: str, level: _Level, limit: int) -> int:
         found = 0
         with connection.cursor() as cursor:
             cursor.execute(
@@ -119,18 +133,30 @@ class _Sqlite:
 
 
 class _Postgres:
-    """The chunk rows hold their document: the GIN index finds the matches, the filter reads them."""
+    """The chunk rows hold their document: the GIN index finds the matches, the filter reads them.
+    Every term in one statement; the closed ids pass through a sub-select, so that the planner
+    estimates no selectivity per id (milliseconds for a thousand of them, each time)."""
 
     cap_of = PostgresFullTextBackend
+    _ONE = (
+        "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk, closed WHERE NOT (document_id = ANY(closed.ids))"
+        " AND search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m)"
+    )
 
-    def count(self, term: str, level: _Level, limit: int) -> int:
+    def counts(self, terms: list[str], level: _Level, limit: int) -> dict[str, int]:
+        if not terms:
+            return {}
+        params: list[Any] = [level.array]
+        for term in terms:
+            params += [term, limit]
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM answers_chunk WHERE NOT (document_id = ANY(%s))"
-                " AND search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m",
-                [level.documents, term, limit],
-            )
-            return int(cursor.fetchone()[0])
+                "WITH closed AS (SELECT ARRAY(SELECT unnest(%s::bigint[])) AS ids) SELECT "
+                + ", ".join([self._ONE] * len(terms)),
+                params,
+            )  # only constant SQL fragments are joined
+            row = cursor.fetchone()
+        return dict(zip(terms, (int(n) for n in row), strict=True))
 
 
 _Engine = _Sqlite | _Postgres
@@ -145,18 +171,16 @@ def _engine() -> _Engine | None:
 
 
 def corpus_version(total: int) -> tuple[object, ...]:
-    """What moves when what is closed to someone, or what they may read, changes: the documents that
-    are not public (how many, their newest edit: an access change or an edit saves the document),
-    the newest chunk (an ingest or a changed text adds chunks) and the engine's chunk count `total`
-    (a deletion; an estimate on a large PostgreSQL table, which follows a deletion at its next
-    ANALYZE); with the database, for a process serving several. One query, on indexed columns."""
-    closed = [level for level in Document.Access.values if level != Document.Access.PUBLIC]
+    """What moves when what is closed to someone, or what they may read, changes: the newest edit of a
+    document (an access change or an edit saves it), the newest chunk (an ingest or a changed text
+    adds chunks) and the engine's chunk count `total` (a deletion; on a large PostgreSQL table an
+    estimate, which follows a deletion at its next ANALYZE); with the database, for a process
+    serving several. One query on two indexes."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*), max(updated_at), (SELECT max(id) FROM {Chunk._meta.db_table})"  # noqa: S608
-            f" FROM {Document._meta.db_table} WHERE access IN ({', '.join(['%s'] * len(closed))})",
-            closed,
-        )  # table names from the models, the access values bound
+            f"SELECT (SELECT max(updated_at) FROM {Document._meta.db_table}),"  # noqa: S608
+            f" (SELECT max(id) FROM {Chunk._meta.db_table})"
+        )  # table names from the models only
         row = cursor.fetchone()
     return (connection.alias, connection.settings_dict["NAME"], total, *row)
 
@@ -186,7 +210,7 @@ class _Levels:
             level = self._levels.get(reader)
         if level is None:
             documents = closed_documents(reader)
-            level = _Level(documents, _chunks_of(documents))
+            level = _Level(documents, _chunks_of(documents), "{" + ",".join(map(str, documents)) + "}")
             with self._lock:
                 if version == self._version:
                     if len(self._levels) >= MAX_LEVELS:
@@ -200,12 +224,12 @@ class _Levels:
         level: _Level,
         terms: list[str],
         limit: int,
-        count: Callable[[str], int],
+        count: Callable[[list[str]], dict[str, int]],
     ) -> dict[str, int]:
         """The level's counts of the terms up to `limit`, the missing ones counted and kept."""
         with self._lock:
             known = {t: level.counted[t, limit] for t in terms if (t, limit) in level.counted}
-        found = {t: count(t) for t in terms if t not in known}
+        found = count([t for t in terms if t not in known])
         if found:
             with self._lock:
                 if version == self._version:
@@ -231,6 +255,8 @@ def rarity_table(reader: Reader, found: SearchResult) -> RarityTable:
     cap = engine.cap_of.common_term_docs  # read when used, as the backend reads it
 
     def count(terms: list[str], limit: int) -> dict[str, int]:
-        return _levels.counted(version, level, terms, limit, lambda term: engine.count(term, level, limit))
+        return _levels.counted(
+            version, level, terms, limit, lambda missing: engine.counts(missing, level, limit)
+        )
 
     return readable_table(everyone, len(level.chunks), cap=cap, count=count)

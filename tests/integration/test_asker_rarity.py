@@ -141,11 +141,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     terms: list[str] = []
     for engine in (rarity._Sqlite, rarity._Postgres):
 
-        def spy(self: Any, term: str, *args: Any, _count: Any = engine.count, **kwargs: Any) -> int:
-            terms.append(term)
-            return int(_count(self, term, *args, **kwargs))
+        def spy(self: Any, asked: list[str], *args: Any, _counts: Any = engine.counts) -> dict[str, int]:
+            terms.extend(asked)
+            return dict(_counts(self, asked, *args))
 
-        monkeypatch.setattr(engine, "count", spy)
+        monkeypatch.setattr(engine, "counts", spy)
     return terms
 
 
@@ -156,21 +156,25 @@ def _counts_for(counted: list[str], question: str, reader: Reader) -> list[str]:
 
 
 def test_counts_are_kept_per_level_until_what_is_closed_changes(payroll: None, counted: list[str]) -> None:
-    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+    # One chunk is closed: "payroll" is held by more chunks than that, "zorblax" is looked for (and
+    # on PostgreSQL "is", whose count there is an estimate).
+    first = _counts_for(counted, CLOSED_WORD, ANONYMOUS)
+    assert "zorblax" in first
+    assert "payroll" not in first
     assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []  # the same level, nothing changed
-    assert _counts_for(counted, "Is zorblax paid?", ANONYMOUS) == ["paid"]
-    assert _counts_for(counted, CLOSED_WORD, SIGNED_IN) == ["is", "payroll", "zorblax"]  # its own
+    assert _counts_for(counted, CLOSED_WORD, SIGNED_IN) == first  # another level: its own
     assert _counts_for(counted, CLOSED_WORD, STAFF) == []  # staff read everything: nothing to count
 
     document_upsert(key="memo", url="", title="Memo", body="Payroll memo.")  # an ingest
-    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == first
     assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []
-    Document.objects.get(key="memo").save()  # an edit, as admin saves it (an access change saves so too)
-    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []  # a public document's edit: nothing closed
     memo = Document.objects.get(key="memo")
     memo.access = Document.Access.SIGNED_IN
-    memo.save()
-    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == ["is", "payroll", "zorblax"]
+    memo.save()  # an access change, as admin saves it
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == first
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == []
+    document_delete(document=memo)
+    assert _counts_for(counted, CLOSED_WORD, ANONYMOUS) == first
 
 
 def test_a_word_common_over_every_chunk_is_counted_among_the_readable_ones(
