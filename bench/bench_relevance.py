@@ -121,7 +121,7 @@ HELDOUT_SETS = [
 RESULTS = BENCH / "RESULTS_relevance.md"
 FIGURES = BENCH / "RESULTS_relevance.json"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_BENCH_DB = "bench_relevance"
+PG_BENCH_DB = os.environ.get("BENCH_RELEVANCE_PG_DB", "bench_relevance")  # another name: runs side by side
 THRESHOLDS = [round(0.05 * i, 2) for i in range(20)]
 OLD_THRESHOLD = 0.1
 DECLINE_AIM = 0.9
@@ -731,6 +731,7 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 else ""
             ),
         ]
+        lines += _asker_rarity_markdown(lat)
     lines += _answers_markdown(results)
     lines += _dense_markdown(all_results)
     for r in results:
@@ -747,6 +748,29 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 lines += ["", f"Offline answers not opening with a right document ({key}, {r['db']}):", ""]
                 lines += [f"- {m}" for m in answers["misses"]]
     return "\n".join(lines) + "\n"
+
+
+def _asker_rarity_markdown(lat: list[dict[str, Any]]) -> list[str]:
+    """The cost of weighing terms over what the asker may read (issue 44), when it was measured."""
+    measured = [r for r in lat if "before_44_p50" in r["latency"]]
+    if not measured:
+        return []
+    return [
+        "",
+        "The asker's rarity table (answers/retrieval/rarity.py, issue 44): retrieve() p50 at "
+        f"{LATENCY_CHUNKS // 1000}k chunks, asked anonymously, against retrieve() before it (terms "
+        "weighed over every chunk) in turns on the same questions; then with every "
+        f"{CLOSED_EVERY}th document staff-only, each question's terms looked up for the first time: "
+        + "; ".join(
+            f"{r['db']}: all public {x['new_p50']:.1f} ms against {x['before_44_p50']:.1f} ms "
+            f"({x['new_p50'] / x['before_44_p50']:.2f}x), {x['closed_documents']:,} documents closed "
+            f"{x['closed_p50']:.1f} ms against {x['closed_before_44_p50']:.1f} ms "
+            f"({x['closed_p50'] / x['closed_before_44_p50']:.2f}x)"
+            for r in measured
+            for x in [r["latency"]]
+        )
+        + ".",
+    ]
 
 
 def _curve_table(scorer: dict[str, Any], chosen: str) -> list[str]:
