@@ -275,7 +275,7 @@ def choose(curve: list[dict[str, Any]]) -> dict[str, Any]:
     return max(curve, key=lambda p: (p["declined_recall"], p["right_first"]))
 
 
-def _latency() -> dict[str, float]:
+def _latency() -> dict[str, Any]:
     from corpus import Corpus, analyze, insert
     from django.db import connection
     from relevance_baseline import OldLexicalReranker
@@ -302,8 +302,21 @@ def _latency() -> dict[str, float]:
     out = {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
     if times["bm25"]:
         out["bm25_order_p50"] = statistics.median(times["bm25"])
-    out["before_44_p50"] = statistics.median(times["before_44"])
-    return {**out, **_latency_closed(questions, new)}
+    out["asker_rarity"] = {
+        "public_p50": out["new_p50"],
+        "public_before_p50": statistics.median(times["before_44"]),
+        **_latency_closed(questions, new),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": _commit(),
+        "load": os.getloadavg()[0],
+    }
+    return out
+
+
+def _commit() -> str:
+    """The commit measured (short), as git names it."""
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
 
 
 def _time_into(times: list[float], question: str, **kwargs: Any) -> None:
@@ -331,7 +344,7 @@ def _against_before_44(
         timed()
 
 
-def _latency_closed(questions: list[str], reranker: Any) -> dict[str, float]:
+def _latency_closed(questions: list[str], reranker: Any) -> dict[str, Any]:
     """The anonymous asker's p50 once every CLOSED_EVERY-th document is staff-only, against
     retrieve() before issue 44, in turns. The asker's table looks each term up the first time it
     is asked (most of these questions' terms are new to it)."""
@@ -350,7 +363,7 @@ def _latency_closed(questions: list[str], reranker: Any) -> dict[str, float]:
     return {
         "closed_documents": closed,
         "closed_p50": statistics.median(times["after"]),
-        "closed_before_44_p50": statistics.median(times["before"]),
+        "closed_before_p50": statistics.median(times["before"]),
     }
 
 
@@ -761,22 +774,23 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
 
 def _asker_rarity_markdown(lat: list[dict[str, Any]]) -> list[str]:
     """The cost of weighing terms over what the asker may read (issue 44), when it was measured."""
-    measured = [r for r in lat if "before_44_p50" in r["latency"]]
+    measured = [(r["db"], r["latency"]["asker_rarity"]) for r in lat if "asker_rarity" in r["latency"]]
     if not measured:
         return []
     return [
         "",
         "The asker's rarity table (answers/retrieval/rarity.py, issue 44): retrieve() p50 at "
         f"{LATENCY_CHUNKS // 1000}k chunks, asked anonymously, against retrieve() before it (terms "
-        "weighed over every chunk) in turns on the same questions; then with every "
+        f"weighed over every chunk), {LATENCY_QUERIES} questions, which of the two goes first "
+        "alternating by question; then with every "
         f"{CLOSED_EVERY}th document staff-only, each question's terms looked up for the first time: "
         + "; ".join(
-            f"{r['db']}: all public {x['new_p50']:.1f} ms against {x['before_44_p50']:.1f} ms "
-            f"({x['new_p50'] / x['before_44_p50']:.2f}x), {x['closed_documents']:,} documents closed "
-            f"{x['closed_p50']:.1f} ms against {x['closed_before_44_p50']:.1f} ms "
-            f"({x['closed_p50'] / x['closed_before_44_p50']:.2f}x)"
-            for r in measured
-            for x in [r["latency"]]
+            f"{db}: all public {x['public_p50']:.1f} ms against {x['public_before_p50']:.1f} ms "
+            f"({x['public_p50'] / x['public_before_p50']:.2f}x), {x['closed_documents']:,} documents "
+            f"closed {x['closed_p50']:.1f} ms against {x['closed_before_p50']:.1f} ms "
+            f"({x['closed_p50'] / x['closed_before_p50']:.2f}x) ({x['when']}, commit {x['commit']}, "
+            f"load average {x['load']:.1f})"
+            for db, x in measured
         )
         + ".",
     ]

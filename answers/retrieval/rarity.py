@@ -25,11 +25,12 @@ distinct one): the closed documents, their chunks and, per term, its count.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
+from django.db.models import QuerySet
 
 from answers.models import Chunk, Document
 from answers.retrieval.access import Reader, closed_documents
@@ -37,9 +38,9 @@ from answers.retrieval.backends import PostgresFullTextBackend, SearchResult, Sq
 from answers.retrieval.query import RARITY_CAP, fts5_quote, rarity
 
 # Bounds on what one process keeps: levels (distinct (signed in, staff, groups)), terms per level.
-MAX_LEVELS = 256
+MAX_LEVELS = 64
 MAX_TERMS_PER_LEVEL = 50_000
-_BATCH = 500  # document ids per statement loading their chunks: inside every engine's parameter limit
+_BATCH = 500  # document ids per query reading their chunks
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ class _Level:
     """What one access level may not read, in one version, and the terms counted for it so far."""
 
     documents: list[int]  # closed to the level
-    chunks: frozenset[int]  # theirs
+    closed_chunks: int  # theirs
+    chunks: frozenset[int] = frozenset()  # their ids, where the engine looks them up here (SQLite)
     array: str = ""  # the documents as a PostgreSQL array literal, written once (not per statement)
     counted: dict[tuple[str, int], int] = field(default_factory=dict)  # (term, limit) -> readable chunks
 
@@ -114,6 +116,11 @@ class _Sqlite:
     of ids built in SQL for each term costs ten times what reading a doclist does."""
 
     cap_of = SqliteFts5Backend
+
+    @staticmethod
+    def level(documents: list[int]) -> _Level:
+        chunks = frozenset(i for batch in _chunks(documents) for i in batch.values_list("id", flat=True))
+        return _Level(documents, len(chunks), chunks=chunks)
 
     def counts(self, terms: list[str], level: _Level, limit: int) -> dict[str, int]:
         return {term: self._count(term, level, limit) for term in terms}
@@ -142,6 +149,11 @@ class _Postgres:
         "(SELECT count(*) FROM (SELECT 1 FROM answers_chunk, closed WHERE NOT (document_id = ANY(closed.ids))"
         " AND search @@ plainto_tsquery('answers_english'::regconfig, %s) LIMIT %s) AS m)"
     )
+
+    @staticmethod
+    def level(documents: list[int]) -> _Level:
+        closed = sum(batch.count() for batch in _chunks(documents))
+        return _Level(documents, closed, array="{" + ",".join(map(str, documents)) + "}")
 
     def counts(self, terms: list[str], level: _Level, limit: int) -> dict[str, int]:
         if not terms:
@@ -185,12 +197,10 @@ def corpus_version(total: int) -> tuple[object, ...]:
     return (connection.alias, connection.settings_dict["NAME"], total, *row)
 
 
-def _chunks_of(documents: list[int]) -> frozenset[int]:
-    ids: set[int] = set()
+def _chunks(documents: list[int]) -> Iterator[QuerySet[Chunk]]:
+    """The documents' chunks, a few hundred documents a query (inside every engine's parameter limit)."""
     for start in range(0, len(documents), _BATCH):
-        batch = documents[start : start + _BATCH]
-        ids.update(Chunk.objects.filter(document_id__in=batch).values_list("id", flat=True))
-    return frozenset(ids)
+        yield Chunk.objects.filter(document_id__in=documents[start : start + _BATCH])
 
 
 class _Levels:
@@ -201,7 +211,7 @@ class _Levels:
         self._version: tuple[object, ...] = ()
         self._levels: dict[Reader, _Level] = {}
 
-    def level(self, reader: Reader, total: int) -> tuple[tuple[object, ...], _Level]:
+    def level(self, reader: Reader, total: int, engine: _Engine) -> tuple[tuple[object, ...], _Level]:
         """The version (`total`: the engine's chunk count) and what `reader`'s level may not read in it."""
         version = corpus_version(total)
         with self._lock:
@@ -210,7 +220,7 @@ class _Levels:
             level = self._levels.get(reader)
         if level is None:
             documents = closed_documents(reader)
-            level = _Level(documents, _chunks_of(documents), "{" + ",".join(map(str, documents)) + "}")
+            level = engine.level(documents) if documents else _Level([], 0)
             with self._lock:
                 if version == self._version:
                     if len(self._levels) >= MAX_LEVELS:
@@ -249,7 +259,7 @@ def rarity_table(reader: Reader, found: SearchResult) -> RarityTable:
     engine = _engine()
     if reader.staff or engine is None:
         return everyone
-    version, level = _levels.level(reader, found.total)
+    version, level = _levels.level(reader, found.total, engine)
     if not level.documents:
         return everyone
     cap = engine.cap_of.common_term_docs  # read when used, as the backend reads it
@@ -259,4 +269,4 @@ def rarity_table(reader: Reader, found: SearchResult) -> RarityTable:
             version, level, terms, limit, lambda missing: engine.counts(missing, level, limit)
         )
 
-    return readable_table(everyone, len(level.chunks), cap=cap, count=count)
+    return readable_table(everyone, level.closed_chunks, cap=cap, count=count)
