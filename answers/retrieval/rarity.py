@@ -260,7 +260,7 @@ def rarity_table(reader: Reader, found: SearchResult) -> RarityTable:
     if reader.staff or engine is None:
         return everyone
     version, level = _levels.level(reader, found.total, engine)
-    if not level.documents:
+    if not level.closed_chunks:  # closed documents without chunks close nothing
         return everyone
     cap = engine.cap_of.common_term_docs  # read when used, as the backend reads it
 
