@@ -121,12 +121,14 @@ HELDOUT_SETS = [
 RESULTS = BENCH / "RESULTS_relevance.md"
 FIGURES = BENCH / "RESULTS_relevance.json"
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_BENCH_DB = "bench_relevance"
+PG_BENCH_DB = os.environ.get("BENCH_RELEVANCE_PG_DB", "bench_relevance")  # another name: runs side by side
 THRESHOLDS = [round(0.05 * i, 2) for i in range(20)]
 OLD_THRESHOLD = 0.1
 DECLINE_AIM = 0.9
 LATENCY_CHUNKS = 100_000
 LATENCY_QUERIES = 200
+# The latency's closed variant: every tenth document staff-only (10 % of the chunks), asked anonymously.
+CLOSED_EVERY = 10
 DENSE_WEIGHTS = [0.0, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.75, 0.9, 1.0]
 EMBED_MODEL = "all-MiniLM-L6-v2"
 EMBED_DIMENSIONS = 384
@@ -154,6 +156,21 @@ def _before_issue_29() -> Iterator[None]:
         yield
     finally:
         pipeline.query_terms, pipeline._one_copy_each, pipeline.title_excess = saved
+
+
+@contextmanager
+def _before_issue_44() -> Iterator[None]:
+    """retrieve() as it was before issue 44: the terms weighed by their rarity over every chunk,
+    whoever asks (no table per asker: answers.retrieval.rarity); patched for the run."""
+    from answers.retrieval import pipeline
+    from answers.retrieval.rarity import RarityTable
+
+    saved = pipeline.rarity_table
+    pipeline.rarity_table = lambda reader, found: RarityTable(found.doc_counts, found.total)
+    try:
+        yield
+    finally:
+        pipeline.rarity_table = saved
 
 
 def _ranked(question: str, scorer: str) -> list[tuple[str, float]]:
@@ -258,7 +275,7 @@ def choose(curve: list[dict[str, Any]]) -> dict[str, Any]:
     return max(curve, key=lambda p: (p["declined_recall"], p["right_first"]))
 
 
-def _latency() -> dict[str, float]:
+def _latency() -> dict[str, Any]:
     from corpus import Corpus, analyze, insert
     from django.db import connection
     from relevance_baseline import OldLexicalReranker
@@ -273,25 +290,81 @@ def _latency() -> dict[str, float]:
     new, old = LexicalReranker(), OldLexicalReranker()
     for question in questions[:10]:  # warm caches
         retrieve(question, min_score=0.5, max_sources=5, reranker=new)
-    times: dict[str, list[float]] = {"new": [], "old": [], "bm25": []}
+    times: dict[str, list[float]] = {"new": [], "old": [], "bm25": [], "before_44": []}
     sqlite = connection.vendor == "sqlite"
-    for question in questions:  # in turns: other load on the machine hits both alike
-        started = time.perf_counter()
-        retrieve(question, min_score=0.5, max_sources=5, reranker=new)
-        times["new"].append((time.perf_counter() - started) * 1000)
+    for turn, question in enumerate(questions):  # in turns: other load on the machine hits both alike
+        _against_before_44(times["new"], times["before_44"], question, turn, reranker=new)
         with _before_issue_29():
-            started = time.perf_counter()
-            retrieve(question, min_score=OLD_THRESHOLD, max_sources=5, reranker=old)
-            times["old"].append((time.perf_counter() - started) * 1000)
+            _time_into(times["old"], question, min_score=OLD_THRESHOLD, reranker=old)
         if sqlite:  # the candidates in bm25's order alone, as before SQLite ordered them by terms held
             with _bm25_order():
-                started = time.perf_counter()
-                retrieve(question, min_score=0.5, max_sources=5, reranker=new)
-                times["bm25"].append((time.perf_counter() - started) * 1000)
+                _time_into(times["bm25"], question, min_score=0.5, reranker=new)
     out = {"new_p50": statistics.median(times["new"]), "old_p50": statistics.median(times["old"])}
     if times["bm25"]:
         out["bm25_order_p50"] = statistics.median(times["bm25"])
+    out["asker_rarity"] = {
+        "public_p50": out["new_p50"],
+        "public_before_p50": statistics.median(times["before_44"]),
+        **_latency_closed(questions, new),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": _commit(),
+        "load": os.getloadavg()[0],
+    }
     return out
+
+
+def _commit() -> str:
+    """The commit measured (short), as git names it."""
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def _time_into(times: list[float], question: str, **kwargs: Any) -> None:
+    """How long one retrieve() of the question took (ms), appended to `times`."""
+    from answers.retrieval.pipeline import retrieve
+
+    started = time.perf_counter()
+    retrieve(question, max_sources=5, **kwargs)
+    times.append((time.perf_counter() - started) * 1000)
+
+
+def _against_before_44(
+    after: list[float], before: list[float], question: str, turn: int, reranker: Any
+) -> None:
+    """The question timed as retrieve() is and as it was before issue 44, which goes first
+    alternating by turn: the second call of a question finds in memory the pages the first read
+    (on PostgreSQL, timed always in the same order, the second was 1.13x faster)."""
+
+    def as_before() -> None:
+        with _before_issue_44():
+            _time_into(before, question, min_score=0.5, reranker=reranker)
+
+    pair = [lambda: _time_into(after, question, min_score=0.5, reranker=reranker), as_before]
+    for timed in pair if turn % 2 == 0 else pair[::-1]:
+        timed()
+
+
+def _latency_closed(questions: list[str], reranker: Any) -> dict[str, Any]:
+    """The anonymous asker's p50 once every CLOSED_EVERY-th document is staff-only, against
+    retrieve() before issue 44, in turns. The asker's table looks each term up the first time it
+    is asked (most of these questions' terms are new to it)."""
+    from django.db.models.functions import Mod
+    from django.utils import timezone
+
+    from answers.models import Document
+    from answers.retrieval.pipeline import retrieve
+
+    closing = Document.objects.annotate(n=Mod("id", CLOSED_EVERY)).filter(n=0)
+    closed = closing.update(access=Document.Access.STAFF, updated_at=timezone.now())
+    times: dict[str, list[float]] = {"after": [], "before": []}
+    retrieve(questions[0], min_score=0.5, max_sources=5, reranker=reranker)  # the level's closed documents
+    for turn, question in enumerate(questions):
+        _against_before_44(times["after"], times["before"], question, turn, reranker=reranker)
+    return {
+        "closed_documents": closed,
+        "closed_p50": statistics.median(times["after"]),
+        "closed_before_p50": statistics.median(times["before"]),
+    }
 
 
 @contextmanager
@@ -680,6 +753,7 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 else ""
             ),
         ]
+        lines += _asker_rarity_markdown(lat)
     lines += _answers_markdown(results)
     lines += _dense_markdown(all_results)
     for r in results:
@@ -696,6 +770,30 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
                 lines += ["", f"Offline answers not opening with a right document ({key}, {r['db']}):", ""]
                 lines += [f"- {m}" for m in answers["misses"]]
     return "\n".join(lines) + "\n"
+
+
+def _asker_rarity_markdown(lat: list[dict[str, Any]]) -> list[str]:
+    """The cost of weighing terms over what the asker may read (issue 44), when it was measured."""
+    measured = [(r["db"], r["latency"]["asker_rarity"]) for r in lat if "asker_rarity" in r["latency"]]
+    if not measured:
+        return []
+    return [
+        "",
+        "The asker's rarity table (answers/retrieval/rarity.py, issue 44): retrieve() p50 at "
+        f"{LATENCY_CHUNKS // 1000}k chunks, asked anonymously, against retrieve() before it (terms "
+        f"weighed over every chunk), {LATENCY_QUERIES} questions, which of the two goes first "
+        "alternating by question; then with every "
+        f"{CLOSED_EVERY}th document staff-only, each question's terms looked up for the first time: "
+        + "; ".join(
+            f"{db}: all public {x['public_p50']:.1f} ms against {x['public_before_p50']:.1f} ms "
+            f"({x['public_p50'] / x['public_before_p50']:.2f}x), {x['closed_documents']:,} documents "
+            f"closed {x['closed_p50']:.1f} ms against {x['closed_before_p50']:.1f} ms "
+            f"({x['closed_p50'] / x['closed_before_p50']:.2f}x) ({x['when']}, commit {x['commit']}, "
+            f"load average {x['load']:.1f})"
+            for db, x in measured
+        )
+        + ".",
+    ]
 
 
 def _curve_table(scorer: dict[str, Any], chosen: str) -> list[str]:

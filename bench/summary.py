@@ -283,6 +283,20 @@ def rows() -> list[list[str]]:
                      f"{lat['new_p50']:.1f} ms ({lat['new_p50'] / lat['old_p50']:.2f}x)",
                      _met(lat["new_p50"] < 50)]
                 )  # fmt: skip
+                if "asker_rarity" in lat:
+                    ar = lat["asker_rarity"]
+                    out.append(
+                        [f"retrieve() p50 at 100k chunks, rarity over what the asker may read ({label})",
+                         f"over every chunk (before issue 44): all public {ar['public_before_p50']:.1f} ms, "
+                         f"every tenth document staff-only {ar['closed_before_p50']:.1f} ms ({ar['when']}, "
+                         f"commit {ar['commit']}, load average {ar['load']:.1f})",
+                         "report the ratio",
+                         f"all public {ar['public_p50']:.1f} ms "
+                         f"({ar['public_p50'] / ar['public_before_p50']:.2f}x), "
+                         f"staff-only tenth {ar['closed_p50']:.1f} ms "
+                         f"({ar['closed_p50'] / ar['closed_before_p50']:.2f}x)",
+                         "reported"]
+                    )  # fmt: skip
                 if "bm25_order_p50" in lat:
                     out.append(
                         [f"retrieve() p50 at 100k chunks, candidates ordered by terms held ({label})",

@@ -47,7 +47,8 @@ class Document(models.Model):
         help_text="The registered model (app_label.model_name) it comes from; empty for files and the API.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    # Indexed: retrieval reads the newest edit before each question (answers.retrieval.rarity).
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
 
     class Meta:
         ordering = ["title", "id"]

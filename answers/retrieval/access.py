@@ -3,8 +3,10 @@
 A document's access (docs/api.md, "Document access") is `"public"`, `"signed-in"`, `"staff"`, or a
 list of group names (members of any may read it). Staff and superusers read every document.
 Retrieval removes what the asker may not read from the engines' candidates before anything is
-scored, capped or put in a prompt (`AccessFilteredBackend`, `readable_chunks`); reading an old
-answer redacts the sources its reader may no longer read (answers.selectors.withheld_documents).
+scored, capped or put in a prompt (`AccessFilteredBackend`, `readable_chunks`), and weighs the
+question's terms by their rarity among the chunks the asker may read (`closed_documents`,
+answers.retrieval.rarity); reading an old answer redacts the sources its reader may no longer read
+(answers.selectors.withheld_documents).
 """
 
 from __future__ import annotations
@@ -71,6 +73,20 @@ def unreadable_documents(reader: Reader, document_ids: Iterable[int]) -> set[int
     found = Document.objects.filter(pk__in=ids).values_list("pk", "access", "access_groups")
     readable = {pk for pk, level, groups in found if reader.may_read(level, groups or ())}
     return ids - readable
+
+
+def closed_documents(reader: Reader) -> list[int]:
+    """The ids of every document the reader may not read, in id order (none for staff).
+
+    One query over the documents that are not public (public ones are open to everyone)."""
+    if reader.staff:
+        return []
+    rows = (
+        Document.objects.exclude(access=Document.Access.PUBLIC)
+        .order_by("pk")
+        .values_list("pk", "access", "access_groups")
+    )
+    return [pk for pk, level, groups in rows if not reader.may_read(level, groups or ())]
 
 
 def readable_candidates(reader: Reader, candidates: list[Candidate]) -> tuple[list[Candidate], set[int]]:

@@ -9,8 +9,9 @@ What the numbers mean (all in 0..1):
   candidates, 0.5 half as strong.
 - `score`: the reranker's combination (see answers.retrieval.rerank) of the
   question's informative terms the passage covers, weighted by their rarity in
-  the corpus (a term the corpus never uses counts fully against every passage,
-  unless it is common English, query.absent_weight),
+  the chunks the asker may read (answers.retrieval.rarity: a term none of them holds,
+  whatever closed documents hold, counts fully against every passage, unless it is
+  common English, query.absent_weight),
   title and heading matches, term proximity and `lexical_score`. It never exceeds
   the weighted share of the question the passage covers: 0.5 means at most half
   of what the question is about. This is the number `ANSWERS_MIN_SCORE` is
@@ -92,6 +93,7 @@ from answers.retrieval.backends import Candidate, backend_for
 from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
 from answers.retrieval.fusion import reciprocal_rank_fusion
 from answers.retrieval.query import holds_all, query_terms, rare_names, stem, subject_terms, term_weights
+from answers.retrieval.rarity import rarity_table
 from answers.retrieval.rerank import Passage, Reranker, title_excess
 from answers.retrieval.types import Retrieval, RetrievedSource
 
@@ -321,6 +323,9 @@ def retrieve(
     started = time.perf_counter()
     found = backend.search(terms, limit=candidate_limit, subjects=subject_terms(question))
     candidates = found.candidates
+    # The terms' rarity over what this asker may read: a word only closed documents hold weighs
+    # as a word no document holds (answers.retrieval.rarity).
+    rarity = rarity_table(backend.reader, found)
     searched = time.perf_counter()
     trace["candidates"] = len(candidates)
     trace["match"] = {
@@ -329,7 +334,7 @@ def retrieve(
         "common_terms": found.plan.common,
     }
     trace["timings_ms"]["search"] = _round((searched - started) * 1000)
-    weights = term_weights(question, terms, found.doc_counts, found.total)
+    weights = term_weights(question, terms, rarity.doc_counts, rarity.total)
     trace["term_weights"] = {t: _round(w) for t, w in weights.items()}
     hybrid = (
         None
@@ -349,7 +354,7 @@ def retrieve(
     # the question writes keeps its lexical score (rerank's docstring, "names").
     unlifted: set[int] = set()
     if similarity is not None:
-        names = rare_names(question, found.doc_counts, found.total)
+        names = rare_names(question, rarity.doc_counts, rarity.total)
         trace["dense"]["names"] = sorted(names)
         if names:
             unlifted = {c.chunk_id for c in candidates if not holds_all(names, c.title, c.heading, c.text)}
