@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('answers', '0019_support_help_text'),
+        ('answers', '0024_evaluation'),
     ]
 
     operations = [
