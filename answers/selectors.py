@@ -55,10 +55,6 @@ def _access(*, asker_id: int | None, signed_in: bool, user: Any) -> Access:
     return Access.READ if _may_read(asker_id=asker_id, signed_in=signed_in, user=user) else Access.MISSING
 
 
-def answer_readable_by(*, answer_id: uuid.UUID, user: Any) -> bool:
-    return answer_access(answer_id=answer_id, user=user) is Access.READ
-
-
 def _may_read(*, asker_id: int | None, signed_in: bool, user: Any) -> bool:
     if not signed_in:
         return True
