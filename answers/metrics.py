@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, mult
 
 from answers.citations.trail import SourceStatus, Trail
 from answers.conf import conf
-from answers.support.record import UNSUPPORTED, grounded_uncited
+from answers.support.record import UNSUPPORTED, below_bar, grounded_uncited
 
 if TYPE_CHECKING:
     from answers.models import Answer
@@ -172,7 +172,7 @@ def support_outcomes(record: Mapping[str, Any]) -> None:
     citation_outcomes(
         {
             UNSUPPORTED_CITATION: sum(
-                score < bar
+                below_bar(score, bar)
                 for s in sentences
                 if s["verdict"] == UNSUPPORTED
                 for score in s["scores"].values()

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST, require_safe
 
-from answers import selectors
+from answers import examples, payloads, selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.conversations.selectors import conversation_get, conversation_turns
@@ -92,7 +92,7 @@ def _answer_context(answer: Answer | None, user: Any = None, *, turn: int = 1) -
             "turn": turn,
             "id_prefix": id_prefix,
         }
-    passages = selectors.source_passages(answer)
+    passages = payloads.source_passages(answer)
     redaction = selectors.answer_redaction(answer=answer, user=user)
     references = [
         ref
@@ -104,11 +104,11 @@ def _answer_context(answer: Answer | None, user: Any = None, *, turn: int = 1) -
             # The excerpt's window, the passages that back the answer marked (answers/excerpts.py).
             "excerpt_pieces": excerpt_pieces(ref["excerpt"], passages.get(ref["number"], ())),
         }
-        for ref in selectors.answer_references(answer, redaction)
+        for ref in payloads.answer_references(answer, redaction)
     ]
-    # The same passage under two titles is shown once (selectors.same_passages).
+    # The same passage under two titles is shown once (payloads.same_passages).
     by_number = {ref["number"]: ref for ref in references}
-    for number, earlier in selectors.same_passages(references).items():
+    for number, earlier in payloads.same_passages(references).items():
         by_number[number]["same_as"] = earlier
         by_number[earlier].setdefault("also", []).append(by_number[number])
     done = answer.status == Answer.Status.DONE
@@ -122,7 +122,7 @@ def _answer_context(answer: Answer | None, user: Any = None, *, turn: int = 1) -
         "retrieved": references if in_flight else [],
         # No source reached the threshold: the decline text, no Sources list (docs/api.md, page hooks).
         "declined": done and answer.declined,
-        "answer_html": selectors.answer_html(answer, reference_count=len(references), turn=turn)
+        "answer_html": payloads.answer_html(answer, reference_count=len(references), turn=turn)
         if done
         else "",
         "turn": turn,
@@ -136,7 +136,7 @@ def _ask_page(request: HttpRequest, form: AskForm, status: int = 200) -> HttpRes
     """The ask page's first screen: the form, what answers are drawn from, example questions."""
     context = {
         "form": form,
-        "first_screen": selectors.first_screen_get(),
+        "first_screen": examples.first_screen_get(),
         "turns": [_answer_context(None)],
         "conversation": None,
         **_answer_context(None),
@@ -314,7 +314,7 @@ def answer_permalink(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse
     user, answer = found
     context = {"form": AskForm(), **_answer_context(answer, user)}
     # A declined answer offers the example questions again: questions the site does answer.
-    context["examples"] = selectors.first_screen_get().examples if context["declined"] else []
+    context["examples"] = examples.first_screen_get().examples if context["declined"] else []
     _with_reader_feedback(request, user, answer, context)
     return _page(request, "answers/answer_detail.html", context)
 
@@ -384,7 +384,7 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
             "title": _markdown_title(ref["title"] or ref["url"] or "Untitled"),
             "href": _markdown_href(request, ref["url"]),
         }
-        for ref in selectors.answer_references(answer, redaction)
+        for ref in payloads.answer_references(answer, redaction)
     ]
     context = {
         "question": _markdown_title(answer.question),

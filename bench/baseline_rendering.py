@@ -1,4 +1,4 @@
-"""The answer renderer before issue 21 (paragraphs, line breaks, citation links): a baseline.
+"""The answer renderer before the Markdown renderer (paragraphs, line breaks, citation links): a baseline.
 
 A verbatim copy of answers/rendering.py render_answer_html as it was, kept only to be measured against.
 """

@@ -10,7 +10,7 @@
    server's peak thread count and PostgreSQL sessions (sampled every 0.2 s).
    Each database twice: the baseline, Django's own ASGI handler (a thread per
    request, kept while it waits: ANSWERS_REQUEST_THREADS=0), then the project's
-   (answers/handler.py: requests share a pool). Target (issue 35): 1,000 asks in
+   (answers/handler.py: requests share a pool). Target: 1,000 asks in
    flight against a 10 s provider hold under 50 threads, with the baseline's
    latency (p50 and all-answered within 10 % of it, or better), none failed.
 2. Throughput. The same server kind with the extractive provider (offline, no

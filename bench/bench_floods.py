@@ -1,6 +1,6 @@
 """Benchmark: marker floods and Markdown-structured answers, the live display against the whole text.
 
-Issue 35 (marker floods stalled the SSE path) and issue 30 (code as CommonMark) ask the same of
+Marker floods (they once stalled the SSE path) and code as CommonMark decides it ask the same of
 answers/citations: cost linear in the answer. For each text, the whole-text functions
 (normalize, strip, finalize: what the JSON path runs) are the baseline, measured in the same
 run; the live display (LiveDisplay fed the text in pieces, then closed) should cost about as

@@ -1,4 +1,4 @@
-"""`/healthz` during a 30 KB marker flood, A/B: two servers in the same run (issue 35 item 2).
+"""`/healthz` during a 30 KB marker flood, A/B: two servers in the same run.
 
     .venv/bin/python bench/bench_healthz_ab.py [--db sqlite] [--repeat 4] --base <git ref>
     .venv/bin/python bench/bench_healthz_ab.py [--db sqlite] [--repeat 4] --intervals 0.005,0.001

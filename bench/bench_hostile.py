@@ -1,4 +1,4 @@
-"""Hostile replies (issue 35): marker floods and a maximal answer's reads, `/healthz` timed throughout.
+"""Hostile replies: marker floods and a maximal answer's reads, `/healthz` timed throughout.
 
     .venv/bin/python bench/bench_hostile.py [--db sqlite,postgres] [--reads 5] [--repeat 3]
 
@@ -9,8 +9,9 @@ process (every other request and stream on it). Cases, each on the JSON path (PO
 `201`) and the SSE path (POST, then the events until `done`):
 
 - baseline: an ordinary answer (~100 characters in 20 pieces);
-- 30 KB of `[1]` in 5 pieces, and 30 KB of unclosed `[1 ` in 5 pieces (issue 35: 36.5 s and
-  45.6 s on the SSE path before, `/healthz` stalled as long);
+- 30 KB of `[1]` in 5 pieces, and 30 KB of unclosed `[1 ` in 5 pieces (36.5 s and
+  45.6 s on the SSE path before the live display stopped rescanning the whole text,
+  `/healthz` stalled as long);
 - a maximal answer: a 150 KB reply (prose, a marker per sentence), cut at
   ANSWERS_MAX_ANSWER_CHARS (100,000); then its reads (`GET /api/answers/<id>/`, the permalink
   page, the events replay to `done`), each `--reads` times, against the baseline answer's.
@@ -283,7 +284,7 @@ def main() -> None:
         "characters, 20 pieces) on the same path in the same run; each run starts once the answer "
         "before it has its support record (computed after `done`, in the server); each case runs "
         f"{args.repeat} times on each path, in turn: times and CPU are medians, `/healthz` max the "
-        "slowest of all. Targets (issue 35): "
+        "slowest of all. Targets: "
         "the SSE path costs "
         "what the JSON path costs on the same text; `/healthz` answers well under a second during a 30 KB "
         "flood; a maximal answer's reads under 100 ms."

@@ -21,7 +21,7 @@ the curve:
 - top-5: one of the question's documents is among the first five sources at or
   over the threshold (paraphrases).
 Scorers: the current one (answers.retrieval.rerank.LexicalReranker, rarity
-weights) and the one before issue 29 (bench/relevance_baseline.py: the old
+weights) and the one before rarity weights (bench/relevance_baseline.py: the old
 scorer with the old query terms and every copy of a passage kept, at its old
 default threshold 0.1).
 
@@ -141,8 +141,8 @@ def labeled(path: Path = LABELED) -> list[dict[str, Any]]:
 
 @contextmanager
 def _before_issue_29() -> Iterator[None]:
-    """retrieve() as it was before issue 29: the query terms of then, every copy of a passage
-    kept (one passage, one source came with issue 29), and ties in the engine's order (no page
+    """retrieve() as it was before rarity weights: the query terms of then, every copy of a passage
+    kept (one passage, one source came with the rarity weights), and ties in the engine's order (no page
     preferred for its title, rerank.title_excess); module-level names patched for the run."""
     from relevance_baseline import old_query_terms
 
@@ -671,8 +671,8 @@ def _markdown(all_results: list[dict[str, Any]], command: str) -> str:
         "",
         "Before: the old scorer and query terms over the candidates today's engines return (both order "
         "them by the rarity of the terms they hold, answers/retrieval/backends.py, which helps the old "
-        "scorer too), every copy of a passage kept (one passage, one source came with issue 29; on the "
-        "labeled set it changes none of the old scorer's figures). At its 90 % threshold: the old "
+        "scorer too), every copy of a passage kept (one passage, one source came with the rarity weights; "
+        "on the labeled set it changes none of the old scorer's figures). At its 90 % threshold: the old "
         "scorer at the lowest threshold declining 90 % of the off-topic questions (its curve below, "
         "chosen as the default is), "
         "so that the two scorers are compared at equal declines; at its old default it declined almost "

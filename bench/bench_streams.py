@@ -65,7 +65,7 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 PIECES = ["Zebras live in grassland habitat [1] and savanna [2]."]
 ROWS_FILE = harness.BENCH / "RESULTS_streams.json"
 AB_FILE = harness.BENCH / "RESULTS_streams_ab.json"
-# Under this many server threads with 2,000 streams open (issue 19: no thread per idle stream).
+# Under this many server threads with 2,000 streams open (no thread per idle stream: docs/api.md).
 THREADS_TARGET = 50
 RELEASE_WAIT_S = 20.0
 
@@ -171,7 +171,7 @@ async def hold_and_release(
         if any(e.t >= released_at for e in r.events)
     ]
     out["first_live"] = first_live
-    # The `delta` itself (the first live event is a `cite` since the live display: issue 17).
+    # The `delta` itself (the first live event is a `cite` since the live display: docs/citations.md).
     out["delta_live"] = [
         d.t - released_at for r in results if (d := r.first("delta")) is not None and d.t >= released_at
     ]

@@ -1,4 +1,5 @@
-"""The scorer and the query terms as they were before issue 29, kept verbatim for bench_relevance's baseline.
+"""The scorer and the query terms as they were before rarity weights, kept verbatim for bench_relevance's
+baseline.
 
 The old score: 0.35 coverage (unweighted) + 0.25 lexical + 0.25 title + 0.15 proximity,
 with only the old stop words dropped from the question, compared with the old default
@@ -33,7 +34,7 @@ OLD_STOPWORDS = frozenset(
 
 
 def old_query_terms(question: str) -> list[str]:
-    """query_terms before issue 29: only these stop words dropped."""
+    """query_terms before rarity weights: only these stop words dropped."""
     seen: dict[str, None] = {}
     for word in tokenize(question):
         if word in OLD_STOPWORDS or word in seen:

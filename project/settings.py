@@ -248,7 +248,7 @@ ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
 # answer is ANSWERS_DECLINE_TEXT, marked declined) or "answer" (the provider is called anyway).
 ANSWERS_NO_SOURCES = os.environ.get("ANSWERS_NO_SOURCES", "decline")
 ANSWERS_DECLINE_TEXT = os.environ.get("ANSWERS_DECLINE_TEXT", "The documents here don't cover this question.")
-# Marker dialects repaired before strip and finalize (CITATIONS.md, normalize_markers):
+# Marker dialects repaired before strip and finalize (docs/citations.md, normalize_markers):
 # "all", "none" or dialect names, comma-separated.
 ANSWERS_MARKER_DIALECTS = os.environ.get("ANSWERS_MARKER_DIALECTS", "all")
 ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)

@@ -43,7 +43,8 @@ from answers.admin.panels.support import support_panel
 from answers.admin.panels.trail import trail_panels
 from answers.admin.selectors import answer_detail_queryset, answer_list_annotate, answers_export_rows
 from answers.models import Answer, AnswerSource, Review
-from answers.selectors import answer_done_payload, may_read_trails, parse_answer_id
+from answers.payloads import answer_done_payload
+from answers.selectors import may_read_trails, parse_answer_id
 
 if TYPE_CHECKING:
     # The admin classes are generic only to the type checker (no django_stubs_ext monkeypatch at runtime).

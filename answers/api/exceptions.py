@@ -11,12 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
-class ProviderFailed(APIException):
-    """The provider failed; the answer is stored as failed and its id goes with the error."""
-
-    status_code: int = status.HTTP_502_BAD_GATEWAY
-    default_detail = "The answer provider failed."
-    default_code = "provider_failed"
+class AskFailed(APIException):
+    """An ask that returns no answer: the id of the answer it stored (if any) and the headers it
+    decided (Idempotency-Key's) go with the error, so the trail can be found."""
 
     def __init__(
         self,
@@ -30,13 +27,21 @@ class ProviderFailed(APIException):
         self.headers = headers or {}
 
 
+class ProviderFailed(AskFailed):
+    """The provider failed; the answer is stored as failed."""
+
+    status_code: int = status.HTTP_502_BAD_GATEWAY
+    default_detail = "The answer provider failed."
+    default_code = "provider_failed"
+
+
 class ProviderTimedOut(ProviderFailed):
     status_code = status.HTTP_504_GATEWAY_TIMEOUT
     default_detail = "The answer provider did not answer in time."
     default_code = "provider_timeout"
 
 
-class ServerStopping(ProviderFailed):
+class ServerStopping(AskFailed):
     """The server stopped while the answer was written: stored as failed (`shutdown`); ask again."""
 
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
@@ -44,7 +49,7 @@ class ServerStopping(ProviderFailed):
     default_code = "server_stopping"
 
 
-class AnswerDeletedMeanwhile(ProviderFailed):
+class AnswerDeletedMeanwhile(AskFailed):
     """The answer was deleted (in admin) while it was written: nothing is left to return."""
 
     status_code = status.HTTP_404_NOT_FOUND
@@ -52,13 +57,17 @@ class AnswerDeletedMeanwhile(ProviderFailed):
     default_code = "answer_deleted"
 
 
-class IdempotencyKeyReused(ProviderFailed):
+class IdempotencyKeyReused(AskFailed):
+    """An Idempotency-Key sent again with another question or delivery: the first answer's id goes with it."""
+
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     default_detail = "This Idempotency-Key was already used for a different question or delivery."
     default_code = "idempotency_key_reused"
 
 
-class IdempotentRequestInFlight(ProviderFailed):
+class IdempotentRequestInFlight(AskFailed):
+    """A retry while the first request with its Idempotency-Key is still being answered."""
+
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The first request with this Idempotency-Key is still being answered; retry later."
     default_code = "idempotent_request_in_flight"
@@ -79,12 +88,12 @@ class ConversationBusy(APIException):
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus the answer id on provider failures so the trail can be found; every error
+    """DRF's handler, plus the answer id on a failed ask so the trail can be found; every error
     it renders is encodable (encodable_errors)."""
     response = drf_exception_handler(exc, context)
     if response is not None:
         response.data = encodable_errors(response.data)
-    if response is not None and isinstance(exc, ProviderFailed):
+    if response is not None and isinstance(exc, AskFailed):
         if exc.answer_id is not None:
             response.data["id"] = str(exc.answer_id)
         for name, value in exc.headers.items():

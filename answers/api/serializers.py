@@ -16,9 +16,9 @@ from answers.api.fields import (
 )
 from answers.citations.trail import MarkerOutcome
 from answers.models import FEEDBACK_COMMENT_MAX_LENGTH, Answer, AnswerSource, Feedback
+from answers.payloads import answer_quotes, answer_references
 from answers.questions import question_refusal
 from answers.retrieval.access import NOTHING_WITHHELD, Redaction
-from answers.selectors import answer_quotes, answer_references
 from answers.support.record import VERDICTS
 
 

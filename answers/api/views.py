@@ -22,6 +22,7 @@ from answers import selectors
 from answers.api.exceptions import (
     AnswerDeletedMeanwhile,
     AnswerNotFinished,
+    AskFailed,
     ConversationBusy,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
@@ -228,7 +229,7 @@ class AnswerAskView(APIView):
 
 
 # How a failed answer reads on the JSON path, by its error kind; any other kind is a 502.
-_FAILURES: dict[str, type[ProviderFailed]] = {
+_FAILURES: dict[str, type[AskFailed]] = {
     Answer.ErrorKind.TIMEOUT: ProviderTimedOut,
     Answer.ErrorKind.SHUTDOWN: ServerStopping,
 }

@@ -1,4 +1,4 @@
-# QA reviewers' verdicts on answers, with optional per-source flags (issue 8).
+# QA reviewers' verdicts on answers, with optional per-source flags.
 
 import django.db.models.deletion
 from django.conf import settings

@@ -1,4 +1,4 @@
-# Reader feedback on answers (issue 20), and what the `QA reviewers` group needs to work through it:
+# Reader feedback on answers, and what the `QA reviewers` group needs to work through it:
 # view feedback, and change it (to mark it resolved). Readers add feedback through the API only;
 # nobody adds or deletes it in admin.
 

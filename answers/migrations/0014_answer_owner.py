@@ -1,4 +1,4 @@
-# An answer's owner outlives its user (issue 35): the asker key stays SET_NULL (the answer and its
+# An answer's owner outlives its user: the asker key stays SET_NULL (the answer and its
 # trail are kept for QA), and `asked_signed_in` records that it was asked signed in, so a deleted
 # user's answers stay private (staff only) instead of reading as anonymous ones.
 

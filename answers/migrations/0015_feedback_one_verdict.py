@@ -1,4 +1,4 @@
-# One verdict per reader per answer, one flag per reader per source (issue 33): a later one replaces
+# One verdict per reader per answer, one flag per reader per source: a later one replaces
 # the earlier. Rows already stored keep only each reader's latest (the one the reader last meant).
 
 from django.conf import settings

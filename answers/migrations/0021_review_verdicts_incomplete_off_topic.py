@@ -1,4 +1,4 @@
-# Reviews are append-only (issue 45): two more verdicts, and the `QA reviewers` group loses the
+# Reviews are append-only: two more verdicts, and the `QA reviewers` group loses the
 # permissions to change a review and to change or remove its source flags (admin refuses both to
 # everyone anyway; the group's list says what reviewers can do: view, and add a review).
 

@@ -1,4 +1,4 @@
-# A deleted user's conversation stays private (issue 44): Conversation.started_signed_in, as an answer's
+# A deleted user's conversation stays private: Conversation.started_signed_in, as an answer's
 # asked_signed_in. Conversations stored before it are marked from what they still say: an asker, or a
 # turn asked signed in (a user deleted before this migration left the conversation no asker, but its
 # answers kept asked_signed_in).

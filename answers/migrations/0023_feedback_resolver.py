@@ -1,4 +1,4 @@
-# Who resolved feedback (issue 44): Feedback.resolver. Feedback a review resolved before it gets that
+# Who resolved feedback: Feedback.resolver. Feedback a review resolved before it gets that
 # review's reviewer; feedback marked resolved by hand before it recorded no one, and stays so.
 
 import django.db.models.deletion

@@ -25,7 +25,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django_eventstream.event import Event
 from django_eventstream.utils import get_storage
 
-from answers import db, selectors
+from answers import db, payloads
 from answers.citations import (
     LiveDisplay,
     Step,
@@ -95,7 +95,7 @@ def send_all(channel: str, events: Sequence[tuple[str, dict[str, Any]]]) -> list
 
 
 def publish_references(answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
-    references = [selectors.reference_payload(s, s.number) for s in sources]
+    references = [payloads.reference_payload(s, s.number) for s in sources]
     send(channel_for(answer_id), REFERENCES, {"references": references})
 
 
@@ -122,7 +122,7 @@ def publish_delta(answer_id: uuid.UUID, delta: Delta) -> None:
 
 
 def publish_done(answer: Answer) -> None:
-    send(channel_for(answer.id), DONE, selectors.answer_done_payload(answer=answer))
+    send(channel_for(answer.id), DONE, payloads.answer_done_payload(answer=answer))
 
 
 def publish_error(answer_id: uuid.UUID, detail: str) -> None:
@@ -272,7 +272,7 @@ class DeltaCoalescer:
             self._display.append(display)
             self._shown += len(display)
         for number, original in cited:
-            reference = selectors.reference_payload(self._sources[original], number)
+            reference = payloads.reference_payload(self._sources[original], number)
             self._cites.append({"number": number, "original": original, "reference": reference})
         self._cited += len(cited)
 

@@ -27,7 +27,7 @@ from django_eventstream.eventrequest import EventRequest
 from django_eventstream.eventresponse import EventResponse
 from django_eventstream.models import EventCounter
 
-from answers import selectors
+from answers import payloads, selectors
 from answers.models import Answer
 from answers.sse.channels import Admitted, channel_for
 from answers.sse.events import DONE, ERROR, REFERENCES
@@ -61,9 +61,9 @@ def _store_lacks_outcome(response: EventResponse, channel: str) -> bool:
 def record_events(answer: Answer, channel: str) -> list[Event]:
     """A finished answer's `references` and `done` (or `error`), as stored events of its channel."""
     last = EventCounter.objects.filter(name=channel).values_list("value", flat=True).first() or 0
-    references = [selectors.reference_payload(s, s.original_number) for s in _retrieved(answer)]
+    references = [payloads.reference_payload(s, s.original_number) for s in _retrieved(answer)]
     outcome: tuple[str, dict[str, Any]] = (
-        (DONE, selectors.answer_done_payload(answer=answer))
+        (DONE, payloads.answer_done_payload(answer=answer))
         if answer.status == Answer.Status.DONE
         else (ERROR, {"detail": answer.error_message})
     )

@@ -70,6 +70,11 @@ def _round(score: float) -> float:
     return round(min(1.0, max(0.0, score)), 4)
 
 
+def below_bar(score: float, min_score: float) -> bool:
+    """The support bar, spelled once: a score under `min_score` does not support (or ground) a sentence."""
+    return score < min_score
+
+
 def build_record(
     *,
     method: str,
@@ -92,7 +97,7 @@ def build_record(
             score = scores.get((index, source.original_number), 0.0) if source else 0.0
             cited_scores[str(number)] = _round(score)
             passage = (passages or {}).get((index, source.original_number)) if source else None
-            if passage is not None and _round(score) >= min_score:
+            if passage is not None and not below_bar(_round(score), min_score):
                 backing[str(number)] = list(passage)
         if not sentence.cited:
             verdict = UNCITED
@@ -100,8 +105,8 @@ def build_record(
                 ((_round(scores.get((index, s.original_number), 0.0)), s.original_number) for s in sources),
                 key=lambda pair: (-pair[0], pair[1]),
             )
-            grounded_by = [number for score, number in ranked if score >= min_score]
-        elif all(score >= min_score for score in cited_scores.values()):
+            grounded_by = [number for score, number in ranked if not below_bar(score, min_score)]
+        elif not any(below_bar(score, min_score) for score in cited_scores.values()):
             verdict = SUPPORTED
         else:
             verdict = UNSUPPORTED

@@ -11,10 +11,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
 
+from answers.examples import example_question
 from answers.models import Answer, Document
 from answers.pipeline import flow
 from answers.pipeline.publisher import JSON
-from answers.selectors import example_question
 from tests.fixtures.answers import settled
 from tests.fixtures.content import MakeDocument
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 from asgiref.sync import sync_to_async
 
-from answers import selectors
+from answers import payloads
 from answers.citations.trail import compute_trail
 from answers.conf import conf
 from answers.models import Answer, AnswerSource
@@ -320,4 +320,4 @@ def test_a_done_answer_keeps_its_html_and_every_read_shows_that(client, provider
     assert "<strong>once</strong>" in answer.html
     assert 'href="#source-1"' in answer.html
     assert answer.html in client.get(f"/answers/{answer.id}/").content.decode()
-    assert selectors.answer_done_payload(answer=answer)["html"] == answer.html
+    assert payloads.answer_done_payload(answer=answer)["html"] == answer.html

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from answers.models import Answer, Document
-from answers.selectors import answer_done_payload
+from answers.payloads import answer_done_payload
 
 pytestmark = pytest.mark.django_db
 

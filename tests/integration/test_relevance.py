@@ -10,11 +10,12 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from answers.conf import MIN_SCORE_DEFAULT, conf
+from answers.examples import example_question, first_screen_get, offers_example
 from answers.models import Answer, Document
+from answers.payloads import answer_references
 from answers.pipeline import flow
 from answers.pipeline.publisher import JSON
 from answers.retrieval.pipeline import retrieve
-from answers.selectors import answer_references, example_question, first_screen_get, offers_example
 from tests.fixtures.answers import settled
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from answers.models import Answer, AnswerSource
-from answers.support.record import UNCITED, VERDICTS, grounded_uncited
+from answers.support.record import SUPPORTED, UNCITED, UNSUPPORTED, VERDICTS, below_bar, grounded_uncited
+
+# The page's name of an uncited sentence some retrieved source grounds (its css class and count).
+GROUNDED = "grounded"
 
 
 def record_sentences(support: Any) -> list[dict[str, Any]]:
@@ -78,7 +81,7 @@ class SupportPiece:
 
     @property
     def css(self) -> str:
-        return "grounded" if self.grounded_by else self.verdict
+        return GROUNDED if self.grounded_by else self.verdict
 
     @property
     def hover(self) -> str:
@@ -126,7 +129,7 @@ def support_panel(answer: Answer, sources: Sequence[AnswerSource]) -> SupportPan
             final = int(key) if str(key).isdigit() else 0
             source = by_final.get(final)
             value = float(score) if isinstance(score, (int, float)) else 0.0
-            scores.append(CitedScore(final, value, source.title if source else "?", value < bar))
+            scores.append(CitedScore(final, value, source.title if source else "?", below_bar(value, bar)))
         grounded = [
             Grounding(n, by_original[n].final_number, by_original[n].title)
             for n in grounded_uncited(sentence)
@@ -152,5 +155,5 @@ def support_panel(answer: Answer, sources: Sequence[AnswerSource]) -> SupportPan
         min_score=bar,
         fallback={k: str(v) for k, v in fallback.items()} if isinstance(fallback, dict) else None,
         pieces=tuple(pieces),
-        counts={name: verdicts.count(name) for name in ("supported", "unsupported", "grounded", "uncited")},
+        counts={name: verdicts.count(name) for name in (SUPPORTED, UNSUPPORTED, GROUNDED, UNCITED)},
     )

@@ -21,10 +21,6 @@ class ShownDecision(MarkerDecision):
     renumbering: tuple[str, ...] = ()  # "2 → 1" for each member whose source is renumbered
 
     @property
-    def in_final_text(self) -> bool:
-        return self.outcome in IN_FINAL_TEXT
-
-    @property
     def removed(self) -> bool:
         return self.outcome == MarkerOutcome.REMOVED
 

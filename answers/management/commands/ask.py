@@ -9,7 +9,7 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from answers import selectors
+from answers import payloads, selectors
 from answers.citations import LiveDisplay
 from answers.conf import conf
 from answers.conversations.services import Asker, ConversationRefused
@@ -144,7 +144,7 @@ class Command(BaseCommand):
             self.stdout.write(f"\nAnswer id: {answer.id}")
             return
         self.stdout.write("\nSources:")
-        for reference in selectors.answer_references(answer):
+        for reference in payloads.answer_references(answer):
             url = f" <{reference['url']}>" if reference["url"] else ""
             self.stdout.write(f"  [{reference['number']}] {reference['title']}{url}")
         dropped = [s for s in answer.sources.all() if s.status == AnswerSource.Status.DROPPED]

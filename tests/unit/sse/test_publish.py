@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from answers.citations.trail import compute_trail
+from answers.payloads import reference_payload
 from answers.retrieval.types import RetrievedSource
-from answers.selectors import reference_payload
 from answers.sse.publish import DELTA_INTERVAL_SECONDS, Delta, DeltaCoalescer, delta_events
 from tests.fixtures.citation_texts import table_texts
 from tests.fixtures.clock import MOMENT, FakeClock

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from answers.support.methods import LexicalMethod, SupportError, support_inputs, support_record
 from answers.support.quotes import quoted_pairs
-from answers.support.record import SourceText, Summary, build_record, summarize, wanted_pairs
+from answers.support.record import SourceText, Summary, below_bar, build_record, summarize, wanted_pairs
 from answers.support.sentences import split_sentences
 
 # Three retrieved sources: 1 -> final 2, 2 dropped, 3 -> final 1.
@@ -26,6 +26,22 @@ def _record(scores, *, min_score=0.5, text=TEXT, sources=SOURCES):
     return build_record(
         method="lexical", min_score=min_score, sentences=split_sentences(text), sources=sources, scores=scores
     )
+
+
+@pytest.mark.parametrize(
+    ("score", "min_score", "below"),
+    [(0.49, 0.5, True), (0.5, 0.5, False), (0.51, 0.5, False), (0.0, 0.0, False), (1.0, 1.0, False)],
+)
+def test_the_bar_is_reached_at_min_score_itself(score, min_score, below):
+    # One rule for the record's verdicts, its grounded_by and passages, the metric and the admin panel.
+    assert below_bar(score, min_score) is below
+
+
+def test_a_cited_source_exactly_at_the_bar_supports_and_one_under_it_does_not():
+    at = _record({(0, 3): 0.5, (1, 3): 0.5, (1, 1): 0.5})
+    under = _record({(0, 3): 0.4999, (1, 3): 0.5, (1, 1): 0.5})
+    assert [s["verdict"] for s in at["sentences"][:2]] == ["supported", "supported"]
+    assert under["sentences"][0]["verdict"] == "unsupported"
 
 
 def test_the_record_has_the_api_shape():

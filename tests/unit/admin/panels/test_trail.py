@@ -32,7 +32,7 @@ def test_a_rewritten_marker_keeps_its_stripped_members_and_final_text():
     assert flat(panels.raw_nodes) == [("text", "A "), (MarkerOutcome.REWRITTEN, "[1, 9]"), ("text", ".")]
     assert flat(panels.final_nodes) == [("text", "A "), (MarkerOutcome.REWRITTEN, "[1]"), ("text", ".")]
     [decision] = panels.decisions
-    assert (decision.stripped, decision.final, decision.in_final_text) == ((9,), "[1]", True)
+    assert (decision.stripped, decision.final) == ((9,), "[1]")
 
 
 def test_an_unmarked_marker_is_shown_in_the_raw_text_only():
