@@ -8,10 +8,11 @@ finalize then treat like any other (an id naming no sent document is written 0, 
 removes). Each citation's `text` is kept as a quote of each source it names; the trail's
 `native` lists each citation as Cohere gave it, with where its marker went.
 
-The stream's events, as the client builds them from the `data:` of each server-sent event
-(cohere/v2/types/v2chat_stream_response.py; no `[DONE]`, `message-end` last): `content-delta`
+The stream's events, built from the `data:` of each server-sent event as the client's own types
+(cohere/v2/types/v2chat_stream_response.py; the request goes through the client, the response's
+lines are read here: `_EventStream` says why; no `[DONE]`, `message-end` last): `content-delta`
 text, `citation-start` (one citation), `content-end`, then `message-end` with the finish reason
-and usage. The client skips, with only a log line, an event it cannot build, and builds a
+and usage. Like the client, this skips, with only a log line, an event it cannot build, and builds a
 misnamed field as None, so every field is read defensively. A follow-up's rewrite and the
 `judge` support method go through the same client, not streamed (`chat`).
 

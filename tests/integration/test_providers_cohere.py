@@ -239,6 +239,22 @@ async def test_max_tokens_is_a_complete_but_truncated_answer(stub_cohere: StubCo
     assert (text, error, generation.truncated) == ("Emperor penguins [1] are", None, True)
 
 
+async def test_events_the_client_would_not_build_are_skipped(stub_cohere: StubCohereServer) -> None:
+    # As the official client's own stream does: an unknown type, broken JSON, a known type whose
+    # fields its type rejects, and data that is no object are each skipped, the answer unharmed.
+    odd = (
+        '{"type": "tool-plan-x", "delta": {}}',
+        "{not json",
+        '{"type": "content-delta", "delta": 7}',
+        "[1, 2]",
+    )
+    stub_cohere.enqueue(Chat(["Emperor penguins.", Cite(0, 17)], odd_data=odd))
+
+    text, generation, error = await _collect(_provider(stub_cohere))
+
+    assert (text, error, generation.truncated) == ("Emperor penguins [1].", None, False)
+
+
 async def test_a_cut_stream_is_upstream_keeping_the_partial_text_never_retried(
     stub_cohere: StubCohereServer,
 ) -> None:
