@@ -40,7 +40,7 @@ from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
 from answers.providers.cohere_citations import Citation, Placer, numbers_of
 from answers.providers.prompt import Prompt
-from answers.providers.streaming import Failure, FailureKind, Progress, StreamingProvider
+from answers.providers.streaming import Failure, FailureKind, Progress, StreamingProvider, sse_data
 
 # Text held back waiting for citations is given out once it grows past this many code points
 # (a reply this long is past ANSWERS_MAX_ANSWER_CHARS' default anyway): memory stays bounded.
@@ -177,22 +177,12 @@ class _EventStream:
         await self._exits.aclose()
 
     async def _read(self, response: httpx.Response) -> AsyncGenerator[Any, None]:
-        data: list[str] = []
-        async for line in response.aiter_lines():
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":  # comments, `event:`, `id:` and `retry:` carry nothing here
-                    data.append(value.removeprefix(" "))
-                continue
-            payload, data = "\n".join(data), []
+        async for payload in sse_data(response.aiter_lines()):
             if payload == "[DONE]":
                 return
             event = _event(payload)
             if event is not None:
                 yield event
-        event = _event("\n".join(data)) if data and data != ["[DONE]"] else None
-        if event is not None:  # a last event without its blank line
-            yield event
 
 
 def _event(payload: str) -> Any:

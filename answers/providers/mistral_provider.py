@@ -37,7 +37,7 @@ from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
 from answers.providers.prompt import Prompt
-from answers.providers.streaming import Failure, FailureKind, Progress, StreamingProvider
+from answers.providers.streaming import Failure, FailureKind, Progress, StreamingProvider, sse_data
 
 if TYPE_CHECKING:
     from mistralai.client.models import ChatCompletionRequestMessageTypedDict, ToolTypedDict
@@ -108,20 +108,11 @@ class _ChunkStream:
         await self.response.aclose()
 
     async def _read(self) -> AsyncGenerator[CompletionChunk, None]:
-        data: list[str] = []
-        async for line in self.response.aiter_lines():
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":  # comments, `event:`, `id:` and `retry:` carry nothing here
-                    data.append(value.removeprefix(" "))
-                continue
-            payload, data = "\n".join(data), []
+        async for payload in sse_data(self.response.aiter_lines()):
             if payload == "[DONE]":
                 return
             if payload:
                 yield _chunk(payload)
-        if data and data != ["[DONE]"]:  # a last event without its blank line
-            yield _chunk("\n".join(data))
 
 
 class StreamError(Exception):

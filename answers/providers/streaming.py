@@ -405,3 +405,20 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
             # An HTTP date: too rare from these servers to be worth parsing; wait the default.
             return None
     return None
+
+
+async def sse_data(lines: AsyncIterator[str]) -> AsyncGenerator[str, None]:
+    """Each server-sent event's data (its `data:` fields joined by newlines), from a response's lines;
+    comments, `event:`, `id:` and `retry:` carry nothing the providers read. A last event without
+    its blank line is given too."""
+    data: list[str] = []
+    async for line in lines:
+        if line:
+            name, _, value = line.partition(":")
+            if name == "data":
+                data.append(value.removeprefix(" "))
+            continue
+        payload, data = "\n".join(data), []
+        yield payload
+    if data:
+        yield "\n".join(data)
