@@ -243,7 +243,7 @@ def test_metrics_and_the_health_page_count_cohere_by_model(
     client, corpus, cohere_settings, stub_cohere: StubCohereServer, admin_user
 ) -> None:
     cohere_settings.ANSWERS_METRICS_TOKEN = "metrics-token"
-    labels = {"status": "done", "provider": "cohere", "delivery": "json"}
+    labels = {"status": "done", "provider": "cohere", "delivery": "json", "origin": "reader"}
     before = _answers_total(client, **labels)
     stub_cohere.enqueue(Chat(("Teacups need care.", Cite(0, 18, "9"))), Chat(status=400))
 
