@@ -213,7 +213,7 @@ def quarter_terms(question: str) -> frozenset[str]:
     of a how-to question (action_verb) and a noun naming the kind of the question's subject
     (kind_nouns): all are searched and matched, but a passage is about the question through
     its other terms. The one rule retrieval (term_weights) and the extractive answerer
-    (providers.extractive.question_weights) apply.
+    (providers.quoting.question_weights) apply.
     """
     words = set(tokenize(question))
     quarter = {t for t in words & WEAK_TERMS if t not in subject_terms(question)}

@@ -20,8 +20,8 @@ from answers.providers.extractive import (
     extract_sentences,
     pieces_of,
     split_sentences,
-    stem,
 )
+from answers.retrieval.query import stem
 from answers.retrieval.types import RetrievedSource
 
 MARKER = re.compile(r"\[(\d+)\]")
