@@ -26,6 +26,7 @@ from answers.providers.quoting import (
     terms_of,
     weigh,
 )
+from answers.retrieval.chunking import sentence_spans
 from answers.retrieval.types import RetrievedSource
 
 if TYPE_CHECKING:  # the settings reach it as an argument: this module imports without Django
@@ -45,13 +46,8 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_ABBREVIATIONS = _words(
-    "e.g i.e etc cf vs al approx dr mr mrs ms no fig sec ch vol pp resp incl esp viz st jr sr"
-)
-
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TOKEN = re.compile(r"\S+")
-_BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[\"'“‘(]?[A-Z0-9])")
 _LIST_MARKER = re.compile(r"^(?:[-*•+]|\d{1,2}[.)]|\(?[a-z][.)]|\([0-9ivx]+\))\s+")
 _UNDERLINE = re.compile(r"^\s*([*=~^#\-_+])\1{2,}\s*$")
 # Anything the citation grammar would read as a marker; the answer's only markers must be ours.
@@ -123,22 +119,9 @@ def _blocks(excerpt: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of one prose paragraph; does not split after abbreviations ('e.g.') or initials."""
-    sentences = []
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        before = text[start : match.start()].rsplit(None, 1)
-        last_word = before[-1].rstrip(".") if before else ""
-        last_word = last_word.lstrip("(\"'“‘")
-        # A lone capital before the period is an initial ("J. Smith"), not a sentence end.
-        if last_word.lower() in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isupper()):
-            continue
-        sentences.append(text[start : match.end()].strip())
-        start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return sentences
+    """Sentences of one prose paragraph, as a source's text is split everywhere (chunking.sentence_spans:
+    not after abbreviations such as 'e.g.' or initials)."""
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 def _clean(sentence: str) -> str | None:

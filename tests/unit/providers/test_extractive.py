@@ -438,6 +438,18 @@ async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
     assert "item of it [1]." in answer
 
 
+def test_a_sources_footnote_reference_does_not_join_two_sentences_into_one_quote() -> None:
+    """The demo's truth-value page writes "... when called with the object. [1] Here are ...":
+    the reference goes, and the two sentences are quoted (or not) each on its own."""
+    source = _written(
+        "Truth",
+        "Free names are resolved at run time, never at compile time. [2] A frozen name is resolved "
+        "when the module is first loaded.\n",
+    )
+    answer = compose_answer("When are free names resolved?", [source])
+    assert answer.startswith("Free names are resolved at run time, never at compile time [1].")
+
+
 async def test_brackets_holding_no_number_are_quoted_as_written() -> None:
     """An empty list is no marker: 'c = []; d = []' once read 'c =; d ='."""
     source = _written(
@@ -502,6 +514,8 @@ async def test_full_topic_texts_also_give_sensible_answers() -> None:
         ('It is "x." Next one.', ['It is "x."', "Next one."]),
         ("Version 3.1 added it. Done!", ["Version 3.1 added it.", "Done!"]),
         ("No split here", ["No split here"]),
+        # A source's own footnote reference ends the sentence before it, not joins two.
+        ("It is done. [1] Next one here.", ["It is done.", "[1] Next one here."]),
     ],
 )
 def test_split_sentences(text: str, expected: list[str]) -> None:
