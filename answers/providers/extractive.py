@@ -17,9 +17,13 @@ from answers.providers.quoting import (
     Quoted,
     Sentence,
     by_source,
+    compared_pages,
+    compares,
+    not_quoted_before,
     on_topic,
     primary_candidates,
     primary_source,
+    quote_compared,
     quote_further,
     quote_primary,
     reading_order,
@@ -40,6 +44,10 @@ WORDS_PER_PIECE = 3
 
 NO_ANSWER = "The sources found do not answer this question directly; the closest matches are listed below."
 NO_SOURCES = "No sources were found for this question."
+NOTHING_NEW = (
+    "The sources found add nothing to what the earlier answers of this conversation quoted; "
+    "the closest matches are listed below."
+)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -178,8 +186,19 @@ def _cite(sentence: str, number: int) -> str:
     return f"{body}{match.group(2)} [{number}]{match.group(1)}"
 
 
-def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
+def compose_answer(
+    question: str,
+    sources: Sequence[RetrievedSource],
+    *,
+    written: str | None = None,
+    earlier: Sequence[str] = (),
+) -> str:
     """The answer: cited sentences that speak to the question's terms, from its best source first.
+
+    `written`: the question as the reader wrote it, when `question` is a follow-up's standalone
+    question (a comparison is read from it: quoting.compares). `earlier`: the conversation's
+    earlier answers (marker-free texts): no sentence they quoted is quoted again, and when they
+    quoted all the sources hold on the question the answer says so (NOTHING_NEW).
 
     The rules, in the order they apply, are answers.providers.quoting's (its docstring lists
     them). Grammar productions (`::=`), code, tables and fragments are never quoted (_is_prose,
@@ -198,12 +217,22 @@ def compose_answer(question: str, sources: Sequence[RetrievedSource]) -> str:
     topical = on_topic(own, asked, titles)
     if not topical:
         return NO_ANSWER
+    # The page the question is about is chosen on all its sentences; what is quoted from it, and
+    # from the others, is what no earlier turn quoted.
     primary = primary_source(sources, topical, asked, titles)
+    if earlier:
+        own = by_source(not_quoted_before(sentences, earlier))
+        topical = on_topic(own, asked, titles)
     # The primary's title says what every sentence of it is about: its terms are held, and no
     # further source is sought for them.
     quoted = Quoted(asked, have=set(titles[primary] & asked.weights.keys()))
-    quote_primary(quoted, primary_candidates(topical[primary], own[primary], asked, set(quoted.have)))
+    if primary in topical:
+        quote_primary(quoted, primary_candidates(topical[primary], own[primary], asked, set(quoted.have)))
+    if compares(written or question):
+        quote_compared(quoted, topical, own, compared_pages(primary, titles, asked))
     quote_further(quoted, topical, primary)
+    if not quoted.sentences:  # only when earlier turns quoted all there was
+        return NOTHING_NEW
     return " ".join(_cite(s.text, s.source) for s in reading_order(quoted.sentences, primary))
 
 
@@ -229,8 +258,14 @@ class ExtractiveProvider:
         return cls(delay_ms=conf.EXTRACTIVE_DELAY_MS)
 
     async def stream(self, prompt: Prompt, generation: Generation | None = None) -> AsyncIterator[str]:
-        # A follow-up may only point back ("the second one?"): its standalone question names the subject.
-        text = compose_answer(prompt.standalone or prompt.question, prompt.sources)
+        # A follow-up may only point back ("the second one?"): its standalone question names the
+        # subject; what earlier turns said (their marker-free texts) is not said again.
+        text = compose_answer(
+            prompt.standalone or prompt.question,
+            prompt.sources,
+            written=prompt.question,
+            earlier=[answered for _, answered in prompt.history],
+        )
         for piece in pieces_of(text):
             # Always give the loop a turn, so a cancelled answer stops even with no delay.
             await asyncio.sleep(self.delay_ms / 1000.0)

@@ -261,17 +261,77 @@ class Quoted:
         return any(jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in self.sentences)
 
 
-def quote_primary(quoted: Quoted, candidates: Iterable[Sentence]) -> None:
-    """PRIMARY_SENTENCES of the candidates, in their order: the first always, then those that fit
-    the budget and repeat no chosen one."""
+def quote_page(quoted: Quoted, candidates: Iterable[Sentence], limit: int = PRIMARY_SENTENCES) -> None:
+    """Up to `limit` of one page's candidates, in their order: those that fit the budget (the
+    answer's first sentence always does) and repeat no chosen one."""
+    taken = 0
     for s in candidates:
-        if len(quoted.sentences) >= PRIMARY_SENTENCES:
+        if taken >= limit or len(quoted.sentences) >= MAX_SENTENCES:
             break
         if quoted.sentences and not quoted.fits(s):
             continue
         if quoted.repeats(s):
             continue
         quoted.take(s)
+        taken += 1
+
+
+def quote_primary(quoted: Quoted, candidates: Iterable[Sentence]) -> None:
+    """PRIMARY_SENTENCES of the primary page's candidates (quote_page), the answer's opening."""
+    quote_page(quoted, candidates)
+
+
+# Words by which a question asks for a comparison ("how is that different from ...").
+_COMPARING = frozenset(
+    ["different", "difference", "differences", "differ", "differs", "compare", "compared", "comparison",
+     "versus", "vs", "unlike", "distinguish"]
+)  # fmt: skip
+
+
+def compares(question: str) -> bool:
+    """Whether the question, as the reader wrote it, asks how things differ."""
+    return not _COMPARING.isdisjoint(tokenize(question))
+
+
+def compared_pages(
+    primary: int, titles: Mapping[int, frozenset[str]], asked: Asked
+) -> dict[int, frozenset[str]]:
+    """In a comparison, the other pages each subject is quoted from: when the primary's title names
+    a subject the question seeks, each further subject another page's title names is that page's
+    (the first in rank order), by page number. A mention of a subject on the primary page does not
+    stand for the subject's own page."""
+    named = titles[primary] & asked.subject
+    if not named:
+        return {}
+    pages: dict[int, frozenset[str]] = {}
+    for number in sorted(titles):
+        subjects = (titles[number] & asked.subject) - named
+        if number != primary and subjects:
+            pages[number] = subjects
+            named |= subjects
+    return pages
+
+
+def quote_compared(
+    quoted: Quoted,
+    topical: Mapping[int, list[Sentence]],
+    own: Mapping[int, list[Sentence]],
+    pages: Mapping[int, frozenset[str]],
+) -> None:
+    """Each compared page (compared_pages) quoted as the primary is, from its first sentence on
+    its subject: a comparison speaks of each side on its own page."""
+    for number, subjects in pages.items():
+        on_subject = [s for s in topical.get(number, []) if s.terms & subjects]
+        if on_subject:
+            quote_page(quoted, primary_candidates(on_subject, own[number], quoted.asked, set(quoted.have)))
+
+
+def not_quoted_before(sentences: Iterable[Sentence], earlier: Sequence[str]) -> list[Sentence]:
+    """The sentences none of the `earlier` texts (a conversation's earlier answers) already holds:
+    a follow-up says something new. Compared as words, so an earlier answer's text without its
+    markers, quotes or final punctuation still holds the sentence it quoted."""
+    said = [f" {' '.join(tokenize(text))} " for text in earlier]
+    return [s for s in sentences if not any(f" {' '.join(tokenize(s.text))} " in text for text in said)]
 
 
 def adding_sentences(sentences: Iterable[Sentence], asked: Asked, have: set[str]) -> list[Sentence]:

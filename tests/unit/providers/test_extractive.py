@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from answers.conversations.history import marker_free
 from answers.providers import Provider, build_prompt
 from answers.providers.extractive import (
     NO_ANSWER,
     NO_SOURCES,
+    NOTHING_NEW,
     ExtractiveProvider,
     compose_answer,
     extract_sentences,
@@ -197,6 +199,47 @@ def test_the_page_quoted_first_is_one_retrieval_scored_near_the_best(
     first_marker = MARKER.search(answer)
     assert first_marker is not None
     assert int(first_marker.group(1)) == first_quoted
+
+
+async def test_a_follow_up_quotes_no_sentence_its_conversations_earlier_turns_quoted() -> None:
+    """The provider reads the earlier turns from the prompt's history (marker-free final texts)."""
+    sources = _sources("nonlocal", "global")
+    first = compose_answer("What should I know about the nonlocal statement?", sources)
+    history = [("What should I know about the nonlocal statement?", marker_free(first))]
+    prompt = build_prompt("and what else?", sources, history=history, standalone="nonlocal statement")
+
+    provider = ExtractiveProvider()
+    follow_up = "".join([piece async for piece in provider.stream(prompt)])
+
+    assert prompt.history == tuple(history)
+    assert first.split(" [1]")[0] not in follow_up
+    assert follow_up != first
+    assert _cited(follow_up) == {1}
+
+
+def test_a_follow_up_on_a_page_with_nothing_left_to_quote_says_so_without_markers() -> None:
+    """The page the question is about stays the one it is about: another page is not quoted in
+    its place because this one's sentences were all quoted before."""
+    page = _written("The halt statement", "The halt statement stops the loop it is written in.")
+    other = _written(
+        "The wait statement", "The wait statement pauses the loop it is in.", number=2, score=0.9
+    )
+    first = compose_answer("What does the halt statement do?", [page, other])
+
+    again = compose_answer("halt statement loop", [page, other], earlier=[marker_free(first)])
+
+    assert first.startswith("The halt statement stops the loop")
+    assert again == NOTHING_NEW
+    assert not _cited(again)
+
+    # Asked how it differs from the other page's subject, that page is quoted, and only that one.
+    compared = compose_answer(
+        "wait halt statement",
+        [page, other],
+        written="How is it different from wait?",
+        earlier=[marker_free(first)],
+    )
+    assert compared == "The wait statement pauses the loop it is in [2]."
 
 
 async def test_output_is_deterministic() -> None:

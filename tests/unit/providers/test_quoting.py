@@ -7,7 +7,7 @@ from pydoc_data.topics import topics
 
 import pytest
 
-from answers.providers.extractive import extract_sentences
+from answers.providers.extractive import compose_answer, extract_sentences
 from answers.providers.quoting import (
     MAX_WORDS,
     PRIMARY_SENTENCES,
@@ -15,7 +15,10 @@ from answers.providers.quoting import (
     Quoted,
     Sentence,
     by_source,
+    compared_pages,
+    compares,
     going_on,
+    not_quoted_before,
     on_topic,
     primary_candidates,
     primary_source,
@@ -238,3 +241,54 @@ def test_merit_prefers_more_of_the_question_then_an_earlier_place_and_marks_down
 
     assert asked.merit(both) > asked.merit(one_early) > asked.merit(one_late)
     assert asked.merit(pointing) < asked.merit(both)
+
+
+def test_a_sentence_an_earlier_answer_quoted_is_not_quoted_again() -> None:
+    kept = _sentence("The halt statement takes no argument at all.", position=1)
+    said = _sentence('It stops the loop that "halt" names.', position=0)
+    # An earlier answer reaches the provider without its markers, the marker having taken the
+    # sentence's final punctuation's place and moved a closing quote before it.
+    earlier = ['It stops the loop that "halt" names. Something else again.']
+
+    assert not_quoted_before([said, kept], earlier) == [kept]
+    assert not_quoted_before([said, kept], []) == [said, kept]
+    # Words, not fragments of words: "loop" is not in "loops".
+    loop = _sentence("Halt stops the loop.")
+    assert not_quoted_before([loop], ["Halt stops the loops."]) == [loop]
+
+
+@pytest.mark.parametrize(
+    ("question", "comparison"),
+    [
+        ("and how is that different from global?", True),
+        ("How do bytes literals differ from string literals?", True),
+        ("Compare break and continue.", True),
+        ("What does the global statement do?", False),
+        ("What do the pass and yield statements do?", False),
+    ],
+)
+def test_a_comparison_is_read_from_the_question_as_written(question: str, comparison: bool) -> None:
+    assert compares(question) is comparison
+
+
+def test_a_comparison_quotes_each_subject_from_the_page_its_title_names() -> None:
+    sources = (_page(1, "nonlocal"), _page(2, "assignment", 0.7), _page(3, "global", 0.6))
+    asked, _ = _asked("global nonlocal statement", *sources)
+
+    assert compared_pages(1, _titles(*sources), asked) == {3: {"global"}}
+    # A primary whose title names no subject compares nothing: the question is about something else.
+    assert compared_pages(2, _titles(*sources), asked) == {}
+
+
+def test_a_comparisons_second_page_is_quoted_though_the_first_mentions_its_subject() -> None:
+    """The page on nonlocal says "excluding globals": that mention holds the term "global", so the
+    page on global would not be sought for it; in a comparison it is quoted all the same."""
+    sources = [_page(1, "nonlocal"), _page(2, "global", 0.6)]
+    question = "global nonlocal statement"
+
+    alone = compose_answer(question, sources)
+    compared = compose_answer(question, sources, written="and how is that different from global?")
+
+    assert "[2]" not in alone
+    assert compared.startswith(alone.split(" [1]")[0])
+    assert "interpreted as globals [2]" in compared
