@@ -276,7 +276,15 @@ def stem(word: str) -> str:
     w = word.lower()
     if len(w) <= 3:
         return w
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ly", "")):
+    # "ings" before "ing": "slicings" stems as "slicing" does ("slic"), not to "slicing".
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ings", ""),
+        ("ing", ""),
+        ("ed", ""),
+        ("ly", ""),
+    ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)] + replacement
             break
