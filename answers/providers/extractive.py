@@ -15,7 +15,6 @@ from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
 from answers.providers.quoting import (
     Quoted,
-    Sentence,
     by_source,
     compared_pages,
     compares,
@@ -27,9 +26,9 @@ from answers.providers.quoting import (
     quote_further,
     quote_primary,
     reading_order,
-    terms_of,
-    weigh,
 )
+from answers.providers.sentence_kinds import signature_of
+from answers.providers.weighing import PRONOUN, Sentence, sentence_terms, terms_of, weigh
 from answers.retrieval.chunking import sentence_spans
 from answers.retrieval.types import RetrievedSource
 
@@ -57,6 +56,7 @@ def _words(text: str) -> frozenset[str]:
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _TOKEN = re.compile(r"\S+")
 _LIST_MARKER = re.compile(r"^(?:[-*•+]|\d{1,2}[.)]|\(?[a-z][.)]|\([0-9ivx]+\))\s+")
+_NUMBERED = re.compile(r"^\d{1,2}[.)]\s")
 _UNDERLINE = re.compile(r"^\s*([*=~^#\-_+])\1{2,}\s*$")
 # Anything the citation grammar would read as a marker; the answer's only markers must be ours.
 # Bracketed numbers a source wrote ("item[3]") would read as citation markers: they go. Brackets
@@ -98,8 +98,9 @@ def _join_lines(lines: list[str]) -> str:
     return text
 
 
-def _blocks(excerpt: str) -> list[str]:
-    """Paragraphs of an excerpt, each a run of lines with the same indentation, whitespace collapsed."""
+def _blocks(excerpt: str) -> list[tuple[str, bool]]:
+    """Paragraphs of an excerpt, each a run of lines with the same indentation, whitespace collapsed,
+    and whether it is a numbered list's item (a step: Sentence.step), its number removed."""
     blocks: list[str] = []
     current: list[str] = []
     indent = -1
@@ -123,7 +124,7 @@ def _blocks(excerpt: str) -> list[str]:
         current.append(stripped)
     if current:
         blocks.append(_join_lines(current))
-    return [re.sub(r"\s+", " ", _LIST_MARKER.sub("", b)).strip() for b in blocks]
+    return [(re.sub(r"\s+", " ", _LIST_MARKER.sub("", b)).strip(), bool(_NUMBERED.match(b))) for b in blocks]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -158,22 +159,27 @@ def _clean(sentence: str) -> str | None:
 
 def extract_sentences(sources: Sequence[RetrievedSource]) -> list[Sentence]:
     """Every quotable sentence of the sources' excerpts, tagged with its source number and position."""
-    out = []
+    out: list[Sentence] = []
     for source in sources:
         position = 0
         after_kept = False  # the last thing read was a sentence kept (see Sentence.continues)
-        for block in _blocks(source.excerpt):
+        entry = ""  # the special method whose signature line came last (Sentence.entry)
+        for block, step in _blocks(source.excerpt):
             if not _is_prose(block):
                 after_kept = False
+                entry = signature_of(block)
                 continue
             for raw in split_sentences(block):
                 text = _clean(raw)
                 if text is None:
                     after_kept = False
                     continue
-                out.append(Sentence(source.number, position, text, frozenset(terms_of(text)), after_kept))
+                terms = sentence_terms(text)
+                carried = out[-1].terms if after_kept and PRONOUN.match(text) else frozenset()
+                out.append(Sentence(source.number, position, text, terms, after_kept, entry, step, carried))
                 position += 1
                 after_kept = True
+                entry = ""
     return out
 
 
@@ -209,10 +215,10 @@ def compose_answer(
     if not sources:
         return NO_SOURCES
     sentences = extract_sentences(sources)
-    asked = weigh(question, sentences)
+    titles = {src.number: frozenset(terms_of(src.title)) for src in sources}
+    asked = weigh(question, sentences, titles.values())
     if asked is None:
         return NO_ANSWER
-    titles = {src.number: frozenset(terms_of(src.title)) for src in sources}
     own = by_source(sentences)
     topical = on_topic(own, asked, titles)
     if not topical:

@@ -3,38 +3,34 @@
 answers.providers.extractive reads the sources' excerpts into Sentences and applies these
 rules in this order (compose_answer):
 
-1. weigh: the question's terms, each weighted by its rarity among the sentences, and the
-   three sets the later rules test against (Asked).
+1. weigh: the question's terms, each weighted by its rarity among the sentences, the sets
+   of terms the later rules test against, the code it names and what it asks (Asked).
 2. on_topic: per source, the sentences holding a term the question is about; a page whose
    title names all the question seeks lends its title to its sentences (title_lends).
-3. primary_source: the page quoted first.
-4. primary_candidates, then quote_primary: its first sentence on the topic, the one going on
-   from it (going_on), its best others; PRIMARY_SENTENCES at most.
-5. quote_further: while a sought term is still missing, one sentence per further source.
-6. reading_order: the chosen sentences as one paragraph.
+3. primary_source: the page quoted first (for a question about code, a page writing it).
+4. primary_candidates, then quote_primary: its opening (opening: the first sentence on the
+   topic that is no rule of placement or syntax), the one going on from it (going_on), a
+   procedure's steps when the question asks how something works, its best others by merit;
+   PRIMARY_SENTENCES at most.
+5. quote_compared: in a comparison, each other subject from the page whose title names it.
+6. quote_further: while a sought term is still missing, one sentence per further source.
+7. reading_order: the chosen sentences as one paragraph.
 
-Words are compared through the project's one stop-word list and stemmer (answers.retrieval.query).
-The demo corpus's examples of each rule are in tests/unit/providers/test_quoting.py.
+A follow-up quotes nothing an earlier turn quoted (not_quoted_before); a sentence drawing on
+the one before it is quoted only where it reads (Quoted.may_follow). Step 1, and what a
+sentence and a question are as the rules see them, are answers.providers.weighing's and
+answers.providers.sentence_kinds'. The demo corpus's examples of each rule are in
+tests/unit/providers/test_quoting.py.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from answers.retrieval.query import (
-    STOPWORDS,
-    WEAK_TERM_WEIGHT,
-    WEAK_TERMS,
-    kind_nouns,
-    quarter_terms,
-    query_terms,
-    stem,
-    subject_terms,
-    tokenize,
-)
+from answers.providers.weighing import ANAPHORA, Asked, Sentence
+from answers.retrieval.query import tokenize
 from answers.retrieval.types import RetrievedSource
 
 MAX_SENTENCES = 4
@@ -47,114 +43,6 @@ PRIMARY_SCORE_SHARE = 2 / 3
 PRIMARY_SENTENCES = 2  # sentences from the primary source (the first defines, the second adds)
 MAX_WORDS = 130  # the answer's budget: a paragraph, not a page
 NEAR_DUPLICATE = 0.6  # Jaccard over terms above which a sentence repeats a chosen one
-
-# A sentence opening with one of these leans on the sentence before it.
-ANAPHORA = re.compile(r"^(this|these|that|those|it|its|they|also|otherwise|thus|then|hence|so)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Sentence:
-    source: int  # the source's number
-    position: int  # order within its source
-    text: str
-    terms: frozenset[str]
-    # It comes right after the sentence before it (position - 1), nothing between them left out
-    # (no sentence, code, grammar or table): a "This" or "It" at its start refers to that one.
-    continues: bool = False
-
-    @property
-    def words(self) -> int:
-        return len(self.text.split())
-
-
-def terms_of(text: str) -> list[str]:
-    """Content terms of ``text``: its words minus the project's stop words, stemmed (retrieval.query's)."""
-    return [stem(w) for w in tokenize(text.replace("_", " ")) if w not in STOPWORDS]
-
-
-def question_weights(question: str, sentences: Sequence[Sentence]) -> dict[str, float]:
-    """The question's informative terms (query.query_terms), by stem, each weighted by its rarity here.
-
-    Rarity among the sources' sentences (a term in every sentence says little about which to
-    quote); a weak term or a how-to question's verb counts a quarter (query.quarter_terms).
-    """
-    quarter = quarter_terms(question)
-    total = len(sentences)
-    weights: dict[str, float] = {}
-    for term in query_terms(question):
-        key = stem(term)
-        found = sum(1 for s in sentences if key in s.terms)
-        weight = math.log(1 + total / (1 + found))
-        if term in quarter:
-            weight *= WEAK_TERM_WEIGHT
-        weights[key] = max(weights.get(key, 0.0), weight)
-    return weights
-
-
-def strong_terms(question: str, weights: Mapping[str, float]) -> frozenset[str]:
-    """The terms a quoted sentence must hold one of: the question's strong ones when it has some (a
-    weak word such as "is" alone makes no sentence an answer), else all its weighed terms."""
-    strong = {stem(t) for t in query_terms(question) if t not in WEAK_TERMS or t in subject_terms(question)}
-    return frozenset(strong or weights)
-
-
-def sought_terms(question: str, eligible: frozenset[str]) -> frozenset[str]:
-    """The terms a further source must add one of: the noun naming the kind of the subject
-    (query.kind_nouns) is matched where it is, never sought from another page."""
-    return (eligible - {stem(noun) for noun in kind_nouns(question)}) or eligible
-
-
-def subject_of(question: str, sought: frozenset[str]) -> frozenset[str]:
-    """The terms a further sentence must hold one of: those the question is about, without the
-    how-to verb or weak words (query.quarter_terms), which say nothing of the subject alone."""
-    quarter = {stem(t) for t in quarter_terms(question)}
-    return (sought - quarter) or sought
-
-
-@dataclass(frozen=True)
-class Asked:
-    """The question as the rules weigh it."""
-
-    weights: dict[str, float]  # question_weights
-    eligible: frozenset[str]  # strong_terms
-    sought: frozenset[str]  # sought_terms
-    subject: frozenset[str]  # subject_of
-
-    @property
-    def total(self) -> float:
-        return sum(self.weights.values()) or 1.0
-
-    def covered(self, terms: frozenset[str] | set[str]) -> float:
-        """The share of the question's weight that `terms` hold."""
-        return sum(w for t, w in self.weights.items() if t in terms) / self.total
-
-    def adds(self, s: Sentence, held: set[str]) -> float:
-        """The share of the question's weight `s` holds beyond the terms `held`."""
-        return self.covered((s.terms & self.weights.keys()) - held)
-
-    def merit(self, s: Sentence) -> float:
-        """How well a sentence answers: the question's weight it holds, then an earlier place in
-        its page, then density; a sentence leaning on the one before it loses a little."""
-        matched = s.terms & self.weights.keys()
-        return (
-            self.covered(matched)
-            + 0.3 / (1 + s.position)
-            # Dense sentences say more about the question per word.
-            + 0.05 * min(1.0, len(matched) / max(1, len(s.terms)) * 4)
-            # "This uses ..." leans on a sentence the reader may not get.
-            - (0.12 if ANAPHORA.match(s.text) else 0.0)
-        )
-
-
-def weigh(question: str, sentences: Sequence[Sentence]) -> Asked | None:
-    """The question weighed against the sentences; None when it has no term to weigh, or there is
-    no sentence to weigh it on."""
-    weights = question_weights(question, sentences)
-    if not weights or not sentences:
-        return None
-    eligible = strong_terms(question, weights)
-    sought = sought_terms(question, eligible)
-    return Asked(weights=weights, eligible=eligible, sought=sought, subject=subject_of(question, sought))
 
 
 def by_source(sentences: Iterable[Sentence]) -> dict[int, list[Sentence]]:
@@ -194,16 +82,29 @@ def primary_source(
     asked: Asked,
     titles: Mapping[int, frozenset[str]],
 ) -> int:
-    """The page quoted first: the one whose title names most of the question (by weight), the
-    better ranked on a tie (the document about the topic, not one mentioning it); among the
-    sources retrieval scored at least PRIMARY_SCORE_SHARE of the best (a page scored far lower
-    covers far less of the question, whatever its title names)."""
+    """The page quoted first: among the sources retrieval scored at least PRIMARY_SCORE_SHARE of
+    the best (a page scored far lower covers far less of the question, whatever its title names),
+    the one whose title names most of the question (by weight), the better ranked on a tie (the
+    document about the topic, not one mentioning it).
+
+    A question about code (Asked.code) is first answered from the pages surest to be about it
+    (Asked.evidence): those writing it as code, before a page whose title names only the kind of
+    thing it is; for a symbol or a special method, which nothing but code means, among all sources.
+    """
     named = {number: asked.covered(title) for number, title in titles.items()}
     best_score = max(src.score for src in sources)
     near = {src.number for src in sources if src.score >= PRIMARY_SCORE_SHARE * best_score}
+    pool = [number for number in topical if number in near]
+    surest = {number: max(asked.evidence(s) for s in sentences) for number, sentences in topical.items()}
+    best = max(surest.values(), default=0)
+    if best:
+        # ... and beside them the pages whose titles name what the question seeks.
+        wide = list(topical) if asked.exact else pool
+        pool = [number for number in wide if surest[number] == best or titles[number] & asked.sought]
+    # The page documenting a special method the question names (its entry) comes before any.
     return min(
-        (number for number in topical if number in near),
-        key=lambda number: (-named.get(number, 0.0), number),
+        pool,
+        key=lambda number: (surest[number] < 2, -named.get(number, 0.0), -surest[number], number),
         default=min(topical),
     )
 
@@ -218,18 +119,59 @@ def going_on(first: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
     return None
 
 
+def opening(topical: Sequence[Sentence], own: Sequence[Sentence], asked: Asked) -> Sentence:
+    """The primary page's first sentence: its first on the topic (a reference page defines first);
+    for a question about code, its first surest about it (Asked.evidence). A rule of placement or
+    syntax opens only when the sentence going on from it says what the subject does, or the
+    question asks about such rules (Asked.rules); otherwise the first on the topic that is neither
+    such a rule nor leaning on a sentence before it opens."""
+    surest = max(asked.evidence(s) for s in topical)
+    if surest:
+        first = next(s for s in topical if asked.evidence(s) == surest)
+        # One leaning on the sentence before it opens with that one, which it then follows.
+        return next((s for s in own if first.leans and s.position == first.position - 1), first)
+    first = topical[0]
+    if not first.note or asked.rules:
+        return first
+    after = going_on(first, own)
+    if after is not None and after.says_what:
+        return first
+    return next((s for s in topical if not s.note and not s.leans and not _connective(s)), first)
+
+
+_CONNECTIVE = re.compile(r"^(otherwise|thus|then|hence|so)\b", re.I)
+
+
+def _connective(s: Sentence) -> bool:
+    """It opens with a word drawing on what came before ("Thus", "Hence")."""
+    return bool(_CONNECTIVE.match(s.text))
+
+
 def primary_candidates(
     topical: Sequence[Sentence], own: Sequence[Sentence], asked: Asked, held: set[str]
 ) -> list[Sentence]:
-    """The primary page's sentences in the order they are tried: its first on the topic (a
-    reference page defines first), then the sentence going on from it (going_on) unless the best
-    of the others adds more of the question's terms (those `held` aside), then the others by merit."""
-    first, *rest = topical
-    others = sorted(rest, key=lambda s: (-asked.merit(s), s.position))
+    """The primary page's sentences in the order they are tried: its opening, then the sentence
+    going on from it (going_on), then the others by merit. The going-on sentence yields to the
+    best of the others when that one adds more of the question's terms (those `held` aside); when
+    it says what the subject does, only to one adding more of the subject's (Asked.subject). A
+    question asking how something works gets the page's numbered steps right after the opening."""
+    first = opening(topical, own, asked)
+    others = sorted((s for s in topical if s is not first), key=lambda s: (-asked.merit(s), s.position))
     after = going_on(first, own)
+    if after is not None and after.note:
+        after = None
     beyond = held | first.terms
-    if after is not None and (not others or asked.adds(after, beyond) >= asked.adds(others[0], beyond)):
+    if after is not None and others:
+        counted = asked.subject if after.says_what else asked.weights.keys()
+        best = others[0]
+        if asked.covered((after.terms & counted) - beyond) < asked.covered((best.terms & counted) - beyond):
+            after = None
+    if after is not None:
         others.insert(0, after)
+    if asked.process:
+        # How it works: the page's steps, in order, right after its opening.
+        steps = [s for s in own if s.step and s is not first]
+        others = steps + [s for s in others if not s.step]
     return [first, *others]
 
 
@@ -256,6 +198,19 @@ class Quoted:
         """Whether `s` stays within the answer's budget of MAX_WORDS."""
         return self.words + s.words <= MAX_WORDS
 
+    def may_follow(self, s: Sentence) -> bool:
+        """Whether `s` reads in the answer. One opening with a connective ("Thus") follows the
+        sentence before it, already chosen; one whose pronoun stands for the question's terms
+        (Sentence.carried) follows it too, or a chosen sentence of its page, before it, holding
+        them all. Any other does."""
+        subject = s.carried & self.asked.weights.keys()
+        if not _connective(s) and not (s.leans and subject):
+            return True
+        mine = [c for c in self.sentences if c.source == s.source and c.position < s.position]
+        if any(c.position == s.position - 1 for c in mine):
+            return True
+        return bool(subject) and any(subject <= c.terms for c in mine)
+
     def repeats(self, s: Sentence) -> bool:
         """Whether `s` says nearly what a chosen sentence says (NEAR_DUPLICATE)."""
         return any(jaccard(s.terms, c.terms) > NEAR_DUPLICATE for c in self.sentences)
@@ -270,7 +225,7 @@ def quote_page(quoted: Quoted, candidates: Iterable[Sentence], limit: int = PRIM
             break
         if quoted.sentences and not quoted.fits(s):
             continue
-        if quoted.repeats(s):
+        if quoted.repeats(s) or not quoted.may_follow(s):
             continue
         quoted.take(s)
         taken += 1
@@ -347,7 +302,7 @@ def quote_further(quoted: Quoted, topical: Mapping[int, list[Sentence]], primary
     for number in sorted(topical):
         if number == primary or not asked.sought - quoted.have or len(quoted.sentences) >= MAX_SENTENCES:
             continue
-        adding = adding_sentences(topical[number], asked, quoted.have)
+        adding = [s for s in adding_sentences(topical[number], asked, quoted.have) if quoted.may_follow(s)]
         if not adding:
             continue
         best = max(adding, key=lambda s: (asked.adds(s, quoted.have), asked.merit(s), -s.position))

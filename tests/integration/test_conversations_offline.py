@@ -1,5 +1,6 @@
-"""Follow-ups answered offline (the default: extractive provider, demo corpus, default threshold), through
-the conversation API: a follow-up says something new, and a comparison speaks of each side from its page."""
+"""Answers given offline (the default: extractive provider, demo corpus, default threshold), through the
+API: they say what the question asks; a follow-up says something new, and a comparison speaks of each side
+from its page."""
 
 from __future__ import annotations
 
@@ -65,3 +66,19 @@ def test_a_third_turn_naming_another_subject_speaks_of_it(offline: Client) -> No
     assert "The continue statement" in _cited_titles(third)
     assert "next cycle of the nearest enclosing loop" in third["text"]
     assert not (_sentences(first["text"]) | _sentences(second["text"])) & _sentences(third["text"])
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        # The steps the page gives, not only its opening sentence.
+        ("How does the with statement work?", "is evaluated to obtain a context manager"),
+        # What yield does, not only that it is equivalent to a yield expression.
+        ("What does yield do?", "generator function"),
+        # What break does, not only where it may be written.
+        ("How do I leave a loop early?", "It terminates the nearest enclosing loop"),
+    ],
+)
+def test_an_offline_answer_says_what_the_question_asks(offline: Client, question: str, said: str) -> None:
+    (body,) = _turns(offline, question)
+    assert said in body["text"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pydoc_data.topics import topics
 
@@ -11,9 +12,7 @@ from answers.providers.extractive import compose_answer, extract_sentences
 from answers.providers.quoting import (
     MAX_WORDS,
     PRIMARY_SENTENCES,
-    Asked,
     Quoted,
-    Sentence,
     by_source,
     compared_pages,
     compares,
@@ -25,10 +24,9 @@ from answers.providers.quoting import (
     quote_further,
     quote_primary,
     reading_order,
-    terms_of,
     title_lends,
-    weigh,
 )
+from answers.providers.weighing import Asked, Sentence, terms_of, weigh
 from answers.retrieval.types import RetrievedSource
 
 
@@ -61,9 +59,12 @@ def test_a_weak_word_alone_makes_no_sentence_eligible() -> None:
 
 
 def test_the_noun_naming_the_subjects_kind_is_not_sought() -> None:
-    asked, _ = _asked("What does the shift operator << do?", _page(1, "shifting"))
+    asked, _ = _asked("What does the shift operator do?", _page(1, "shifting"))
     assert "operator" in asked.eligible
     assert asked.sought == {"shift"}
+    # After a symbol, too: "the << operator".
+    asked, _ = _asked("What does the << operator do?", _page(1, "shifting"))
+    assert asked.sought == {"<<"}
 
 
 def test_the_how_to_verb_is_sought_but_is_not_the_subject() -> None:
@@ -292,3 +293,116 @@ def test_a_comparisons_second_page_is_quoted_though_the_first_mentions_its_subje
     assert "[2]" not in alone
     assert compared.startswith(alone.split(" [1]")[0])
     assert "interpreted as globals [2]" in compared
+
+
+def _answer(question: str, *keys_and_scores: tuple[str, float]) -> str:
+    return compose_answer(
+        question, [_page(n, key, score) for n, (key, score) in enumerate(keys_and_scores, 1)]
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "key", "said", "not_said"),
+    [
+        # A rule of placement opens no answer when the page says what the subject does ...
+        (
+            "What does the return statement do?",
+            "return",
+            '"return" leaves the current function call',
+            "may only",
+        ),
+        # ... unless the sentence right after it does, pointing back ("It terminates").
+        ("What does the break statement do?", "break", "It terminates the nearest enclosing loop", None),
+        # A sentence saying the construct is equivalent to another says nothing of what it does.
+        ("What does yield do?", "yield", "create a generator function", "semantically equivalent"),
+    ],
+)
+def test_the_answer_says_what_the_subject_does_before_rules_of_placement_or_syntax(
+    question: str, key: str, said: str, not_said: str | None
+) -> None:
+    answer = _answer(question, (key, 1.0), ("floating", 0.5))
+    assert said in answer
+    assert not_said is None or not_said not in answer
+
+
+def test_the_sentence_going_on_and_saying_what_the_subject_does_outweighs_the_how_to_verb() -> None:
+    """ "leaving" in the break page's sentence on finally is the question's how-to verb, nothing more."""
+    answer = _answer("How do I leave a loop early?", ("break", 0.3))
+    assert "It terminates the nearest enclosing loop," in answer
+    assert "finally" not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "keys_and_scores", "opening"),
+    [
+        # A symbol: the page writing it as code, though retrieval scored it far below the table of
+        # operators, whose title names only the kind of thing it is.
+        ("What does the ~ operator do?", (("operator-summary", 1.0), ("power", 1.0), ("unary", 0.6)), '"~"'),
+        (
+            "What is the @ operator for?",
+            (("power", 0.76), ("operator-summary", 0.76), ("binary", 0.51)),
+            '"@"',
+        ),
+        # A keyword the question names as its subject ("the in operator").
+        ("What does the in operator do?", (("operator-summary", 0.75), ("power", 0.66), ("in", 0.6)), '"in"'),
+        # A special method: the page whose reference entry it opens.
+        (
+            "What does __enter__ do?",
+            (("with", 0.6), ("debugger", 0.6), ("context-managers", 0.6)),
+            "Enter the",
+        ),
+        ("What does __call__ do?", (("calls", 1.0), ("callable-types", 0.6)), "Called when the instance"),
+    ],
+)
+def test_a_question_about_code_is_answered_from_the_page_writing_it(
+    question: str, keys_and_scores: tuple[tuple[str, float], ...], opening: str
+) -> None:
+    answer = _answer(question, *keys_and_scores)
+    page = len(keys_and_scores)
+    assert re.match(rf"[^\[]*\[{page}\]", answer), answer  # its first citation is of that page
+    assert any(opening in sentence for sentence in answer.split(f"[{page}]"))
+
+
+def test_a_how_to_verb_a_title_names_finds_the_sentence_writing_it_as_code() -> None:
+    answer = _answer("How do I raise an exception?", ("exceptions", 0.88), ("raise", 0.65))
+    assert 'explicitly raise an exception with the "raise" statement' in answer
+
+
+def test_how_it_works_is_answered_with_the_pages_first_step() -> None:
+    answer = _answer("How does the with statement work?", ("with", 1.0), ("context-managers", 1.0))
+    assert answer.startswith('The "with" statement is used to wrap')
+    assert "is evaluated to obtain a context manager [1]" in answer
+    # Asked what it does, the page's steps have no precedence.
+    assert "evaluated to obtain" not in _answer("What does the with statement do?", ("with", 1.0))
+
+
+def test_the_sentence_defining_a_term_of_the_question_is_quoted() -> None:
+    """ "A *block* is a piece ...": the page sets the term it defines in emphasis."""
+    answer = _answer("What is a code block?", ("execmodel", 0.6), ("naming", 0.6))
+    assert "A *block* is a piece of Python program text that is executed as a unit [1]" in answer
+
+
+def test_a_sentence_whose_pronoun_stands_for_the_subject_is_weighed_with_it() -> None:
+    """ "Its execution binds ...": its "Its" is the function definition the sentence before names."""
+    answer = _answer("What does a function definition do?", ("function", 1.0), ("typesfunctions", 0.85))
+    assert "Its execution binds the function name" in answer
+
+
+def test_a_sentence_drawing_on_the_one_before_is_not_quoted_without_it() -> None:
+    """ "Thus, ..." after the power operator's binding rule reads only after that rule."""
+    answer = _answer("How does the power operator work with unary operators?", ("power", 1.0))
+    thus = "Thus, in an unparenthesized sequence"
+    assert thus not in answer or "binds more tightly" in answer.split(thus)[0]
+
+
+def test_rules_of_placement_are_no_lesser_answer_when_the_question_asks_about_them() -> None:
+    placement = '"return" may only occur syntactically nested in a function definition'
+    assert _answer("Where may the return statement be used?", ("return", 1.0)).startswith(placement)
+    # Asked what it does, the rule does not open the answer.
+    assert not _answer("What does the return statement do?", ("return", 1.0)).startswith(placement)
+
+
+def test_saying_what_the_subject_does_counts_only_when_that_is_what_is_asked() -> None:
+    """Asked about one aspect (duplicate keys), the sentence on it outranks the page's definition."""
+    answer = _answer("How are duplicate keys handled in a dictionary display?", ("dict", 1.0))
+    assert "Clashes between duplicate keys are not detected" in answer
