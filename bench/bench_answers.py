@@ -98,23 +98,9 @@ def measure(questions: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_child(heldout: bool) -> dict[str, Any]:
-    import django
+    from corpus import demo_database
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
-    os.environ["ANSWERS_EMBEDDINGS"] = "none"
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    from answers.content.demo import load_demo_corpus
-
-    call_command("migrate", verbosity=0, skip_checks=True)
-    load_demo_corpus()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE answers_chunk")
-    out: dict[str, Any] = {"vendor": connection.vendor, "labeled": measure(rows(LABELED))}
+    out: dict[str, Any] = {"vendor": demo_database(), "labeled": measure(rows(LABELED))}
     if heldout:
         out["heldout"] = measure(rows(HELDOUT))
     return out

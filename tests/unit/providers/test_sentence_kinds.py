@@ -4,71 +4,59 @@ from __future__ import annotations
 
 import pytest
 
-from answers.providers.sentence_kinds import (
-    asks_about_rules,
-    asks_how_it_works,
-    asks_what,
-    code_tokens,
-    dunders_of,
-    emphasized,
-    is_note,
-    says_what,
-    signature_of,
-    symbol_kinds,
-    symbols_of,
-)
+from answers.providers import sentence_kinds as kinds
+
+# What the subject does or is.
+SAYS_WHAT = [
+    "It terminates the nearest enclosing loop, skipping the optional else clause.",
+    "They shift the first argument to the left or right by the number of bits.",
+    "Its execution binds the function name in the current local namespace.",
+    'The "with" statement is used to wrap the execution of a block.',
+    '"pass" is a null operation — when it is executed, nothing happens.',
+    "Lambda expressions (sometimes called lambda forms) are used to create anonymous functions.",
+    'The "&" operator yields the bitwise AND of its arguments.',
+    '"return" leaves the current function call with the expression list.',
+]
+# Rules of placement or syntax (a pointer at a table of them too).
+NOTES = [
+    '"break" may only occur syntactically nested in a "for" or "while" loop.',
+    'A "yield" statement is semantically equivalent to a yield expression.',
+    "The shifting operations have lower priority than the arithmetic operations.",
+    "The power operator binds more tightly than unary operators on its left.",
+    "A function definition is an executable statement.",
+    "The yield statement can be used to omit the parentheses otherwise required.",
+    "The following table summarizes the operator precedence in Python.",
+]
+# Neither: a condition first, a plain fact.
+NEITHER = [
+    "If a positional argument is given and it is a mapping object, a dictionary is created.",
+    "A Python program is constructed from code blocks.",
+    "They are integers.",
+    "It is worth noting.",
+]
 
 
 @pytest.mark.parametrize(
     ("text", "note", "says"),
-    [
-        # What the subject does or is.
-        ("It terminates the nearest enclosing loop, skipping the optional else clause.", False, True),
-        ("They shift the first argument to the left or right by the number of bits.", False, True),
-        ("Its execution binds the function name in the current local namespace.", False, True),
-        ('The "with" statement is used to wrap the execution of a block.', False, True),
-        ('"pass" is a null operation — when it is executed, nothing happens.', False, True),
-        (
-            "Lambda expressions (sometimes called lambda forms) are used to create anonymous functions.",
-            False,
-            True,
-        ),
-        ('The "&" operator yields the bitwise AND of its arguments.', False, True),
-        ('"return" leaves the current function call with the expression list.', False, True),
-        # Rules of placement or syntax.
-        ('"break" may only occur syntactically nested in a "for" or "while" loop.', True, False),
-        ('A "yield" statement is semantically equivalent to a yield expression.', True, False),
-        ("The shifting operations have lower priority than the arithmetic operations.", True, False),
-        ("The power operator binds more tightly than unary operators on its left.", True, False),
-        ("A function definition is an executable statement.", True, False),
-        ("The yield statement can be used to omit the parentheses otherwise required.", True, False),
-        # Neither: a pointer, a condition first, a plain fact.
-        ("The following table summarizes the operator precedence in Python.", True, False),
-        (
-            "If a positional argument is given and it is a mapping object, a dictionary is created.",
-            False,
-            False,
-        ),
-        ("A Python program is constructed from code blocks.", False, False),
-        ("They are integers.", False, False),
-        ("It is worth noting.", False, False),
-    ],
+    [(t, False, True) for t in SAYS_WHAT]
+    + [(t, True, False) for t in NOTES]
+    + [(t, False, False) for t in NEITHER],
 )
 def test_notes_and_sentences_saying_what_their_subject_does(text: str, note: bool, says: bool) -> None:
-    assert (is_note(text), says_what(text)) == (note, says)
+    assert (kinds.is_note(text), kinds.says_what(text)) == (note, says)
 
 
 def test_code_a_sentence_writes() -> None:
     text = 'The operators "in" and "not in" test; see “~”, `x` and the "__enter__()" method.'
-    assert code_tokens(text) == {"in", "~", "x", "__enter__"}
-    assert emphasized("A *block* is a piece; *dictionary unpacking* too.") == [
+    assert kinds.code_tokens(text) == {"in", "~", "x", "__enter__"}
+    assert kinds.emphasized("A *block* is a piece; *dictionary unpacking* too.") == [
         "block",
         "dictionary unpacking",
     ]
 
 
 @pytest.mark.parametrize(
-    ("question", "symbols", "kinds", "dunders"),
+    ("question", "symbols", "nouns", "dunders"),
     [
         ("What does the & operator do?", ["&"], {"operator"}, []),
         ("What does the shift operator << do?", ["<<"], set(), []),
@@ -79,11 +67,11 @@ def test_code_a_sentence_writes() -> None:
     ],
 )
 def test_the_code_a_question_names(
-    question: str, symbols: list[str], kinds: set[str], dunders: list[str]
+    question: str, symbols: list[str], nouns: set[str], dunders: list[str]
 ) -> None:
-    assert symbols_of(question) == symbols
-    assert symbol_kinds(question) == kinds
-    assert dunders_of(question) == dunders
+    assert kinds.symbols_of(question) == symbols
+    assert kinds.symbol_kinds(question) == nouns
+    assert kinds.dunders_of(question) == dunders
 
 
 @pytest.mark.parametrize(
@@ -97,7 +85,7 @@ def test_the_code_a_question_names(
     ],
 )
 def test_a_reference_entrys_signature_line(block: str, name: str) -> None:
-    assert signature_of(block) == name
+    assert kinds.signature_of(block) == name
 
 
 @pytest.mark.parametrize(
@@ -116,8 +104,5 @@ def test_a_reference_entrys_signature_line(block: str, name: str) -> None:
     ],
 )
 def test_what_a_question_asks(question: str, what: bool, process: bool, rules: bool) -> None:
-    assert (asks_what(question), asks_how_it_works(question), asks_about_rules(question)) == (
-        what,
-        process,
-        rules,
-    )
+    asks = (kinds.asks_what(question), kinds.asks_how_it_works(question), kinds.asks_about_rules(question))
+    assert asks == (what, process, rules)
