@@ -179,13 +179,15 @@ def _markdown(results: dict[str, Any], command: str, when: str) -> str:
                 f"| {_pct(after['page_retrieved'])} "
                 f"| {before['mean_words']:.0f} / {after['mean_words']:.0f} |"
             )
-    first = next(iter(results["dbs"].values()))["after"]
-    for part, name in (("labeled", "labeled"), ("heldout", "held out")):
-        if part in first and not first[part].get("carried"):
-            lines += ["", f"Answers without their key now ({name}, first database):", ""]
+    for db, got in results["dbs"].items():
+        for part, name in (("labeled", "labeled"), ("heldout", "held out")):
+            after = got["after"].get(part)
+            if after is None or after.get("carried"):
+                continue
+            lines += ["", f"Answers without their key now ({name}, {db}):", ""]
             lines += [
                 f"- {m['question']}{'' if m['retrieved'] else ' (no key page retrieved)'}: {m['answer']}"
-                for m in first[part]["misses"]
+                for m in after["misses"]
             ] or ["- none"]
     return "\n".join(lines) + "\n"
 
