@@ -466,25 +466,13 @@ def _ranked_with(records: list[tuple[str, float, float | None]], weight: float) 
 
 
 def run_child(latency: bool) -> dict[str, Any]:
-    import django
+    from corpus import demo_database
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
-    os.environ["ANSWERS_EMBEDDINGS"] = "none"
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    from answers.content.demo import load_demo_corpus
+    vendor = demo_database()
     from answers.models import Document
 
-    call_command("migrate", verbosity=0, skip_checks=True)
-    load_demo_corpus()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE answers_chunk")
     rows = labeled()
-    out: dict[str, Any] = {"vendor": connection.vendor, "questions": len(rows)}
+    out: dict[str, Any] = {"vendor": vendor, "questions": len(rows)}
     for scorer in ("new", "old"):
         ranked = [_ranked(row["question"], scorer) for row in rows]
         curve = [measure(rows, ranked, t) for t in THRESHOLDS]
@@ -526,7 +514,7 @@ def run_child(latency: bool) -> dict[str, Any]:
                 key: {"rows": labeled(path), "records": held_records.get(key)}
                 for key, path, _ in HELDOUT_SETS
             }
-            Path(f"{dump}.{connection.vendor}").write_text(
+            Path(f"{dump}.{vendor}").write_text(
                 json.dumps({"rows": rows, "records": records, "heldout": held})
             )
         out["dense"] = {"model": EMBED_MODEL, "weight": DENSE_WEIGHT, "weights": []}

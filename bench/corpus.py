@@ -137,6 +137,29 @@ def analyze() -> None:
             cursor.execute("ANALYZE")
 
 
+def demo_database() -> str:
+    """Django set up (lexical retrieval only) on the database of DATABASE_URL, migrated, with the demo
+    corpus loaded and the engine's statistics fresh; its vendor. The `answers` imported is the first
+    on sys.path (a benchmark may put another tree's first)."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
+    os.environ["ANSWERS_EMBEDDINGS"] = "none"
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from answers.content.demo import load_demo_corpus
+
+    call_command("migrate", verbosity=0, skip_checks=True)
+    load_demo_corpus()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE answers_chunk")
+    return str(connection.vendor)
+
+
 def setup_django() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")

@@ -28,7 +28,7 @@ ROOT = BENCH.parent
 ORDER = [
     "citations", "retrieval", "relevance", "pipeline", "latency", "events", "retention", "streams",
     "concurrency", "live", "support", "dense", "markdown", "decline", "hostile", "content",
-    "conversations", "floods", "cohere", "mistral", "evaluation",
+    "conversations", "floods", "cohere", "mistral", "evaluation", "answers",
 ]  # fmt: skip
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.
 BY_HAND = BENCH / "NOTES_by_hand.md"

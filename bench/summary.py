@@ -377,6 +377,7 @@ def rows() -> list[list[str]]:
     out += _cohere_rows()
     out += _provider_rows()
     out += _evaluation_rows()
+    out += _answers_rows()
     return out
 
 
@@ -482,6 +483,26 @@ def _provider_rows() -> list[list[str]]:
     ]  # fmt: skip
 
 
+def _answers_rows() -> list[list[str]]:
+    """bench_answers.py: offline answers holding their key sentence, labeled and held out."""
+    out: list[list[str]] = []
+    answers = _load("answers") or {}
+    for db, label in DBS.items():
+        got = answers.get(db)
+        if not got:
+            continue
+        parts = [(p, n) for p, n in (("labeled", "labeled"), ("heldout", "held out")) if p in got["after"]]
+        out.append(
+            [f"offline answer holds its key sentence ({label}, commit {answers['commit']})",
+             "the answerer before: "
+             + ", ".join(f"{n} {got['before'][p]['holds_key']:.0%}" for p, n in parts),
+             ">= 85 % labeled; held out reported",
+             ", ".join(f"{n} {got['after'][p]['holds_key']:.0%}" for p, n in parts),
+             _met(got["after"]["labeled"]["holds_key"] >= 0.85)]
+        )  # fmt: skip
+    return out
+
+
 def _content_rows() -> list[list[str]]:
     """bench_content.py: reindex throughput and a save's re-index."""
     out: list[list[str]] = []
@@ -520,7 +541,8 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    for name in ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile"):
+    timed = ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile", "answers")
+    for name in timed:
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):
             runs.append(f"`bench_{name}.py`: {data['when']}")

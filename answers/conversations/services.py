@@ -145,6 +145,8 @@ class _Context:
     turn: int
     history: History
     previous_question: str
+    # The previous turn's question as written, when it was a follow-up (heuristic's argument).
+    previous_follow_up: str = ""
 
 
 def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
@@ -176,6 +178,7 @@ def _context(*, conversation_id: uuid.UUID, asker: Asker) -> _Context:
         turn=(last.turn if last else 0) + 1,
         history=assemble(past, budget=conf.CONVERSATION_HISTORY_CHARS),
         previous_question=(last.standalone_question or last.question) if last else "",
+        previous_follow_up=last.question if last and last.standalone_question else "",
     )
 
 
@@ -225,6 +228,7 @@ async def turn_plan(
         follow_up=question,
         previous_question=context.previous_question,
         max_length=MAX_QUESTION_LENGTH,
+        previous_follow_up=context.previous_follow_up,
     )
     return TurnPlan(
         conversation_id=conversation_id,

@@ -108,12 +108,21 @@ def refers_back(text: str) -> bool:
     return any(word in REFERRING for word in tokenize(text))
 
 
-def heuristic(follow_up: str, previous_question: str) -> str:
-    """The follow-up's informative terms, then the previous question's when it needs them."""
+def heuristic(follow_up: str, previous_question: str, previous_follow_up: str = "") -> str:
+    """The follow-up's informative terms, then the previous question's when it needs them.
+
+    `previous_follow_up`: the previous turn's question as written when it was itself a follow-up
+    (`previous_question` is then its standalone question). A follow-up naming a subject of its own
+    takes that turn's own subject's place: asked after "how is that different from Y?", "how is
+    that different from X?" compares X with what the conversation is about, not with Y as well.
+    """
     own = informative_terms(follow_up)
     if len(own) >= MIN_OWN_TERMS and not refers_back(follow_up):
         return " ".join(own)
-    borrowed = [term for term in informative_terms(previous_question) if term not in own]
+    previous = [term for term in informative_terms(previous_question) if term not in own]
+    replaced = set(informative_terms(previous_follow_up)) if own else set()
+    # When the previous follow-up stood alone, its terms are all the conversation is about.
+    borrowed = [term for term in previous if term not in replaced] or previous
     terms = own + borrowed
     # Nothing informative anywhere: the follow-up as written is the best there is.
     return " ".join(terms) if terms else follow_up.strip()
@@ -159,7 +168,13 @@ def _clean_reply(reply: str, *, max_length: int) -> str:
 
 
 async def standalone(
-    *, provider: Any, history: History, follow_up: str, previous_question: str, max_length: int
+    *,
+    provider: Any,
+    history: History,
+    follow_up: str,
+    previous_question: str,
+    max_length: int,
+    previous_follow_up: str = "",
 ) -> Standalone:
     """The standalone question for `follow_up` (one non-streamed request, or the heuristic)."""
     started = time.monotonic()
@@ -168,7 +183,9 @@ async def standalone(
         return (time.monotonic() - started) * 1000
 
     if not isinstance(provider, Completer):
-        return Standalone(heuristic(follow_up, previous_question), Method.HEURISTIC, elapsed())
+        return Standalone(
+            heuristic(follow_up, previous_question, previous_follow_up), Method.HEURISTIC, elapsed()
+        )
     fallback: str
     try:
         reply = await provider.complete(rewrite_messages(history, follow_up), max_tokens=REWRITE_MAX_TOKENS)
@@ -181,7 +198,7 @@ async def standalone(
             return Standalone(question, Method.MODEL, elapsed(), prompt_version=REWRITE_PROMPT_VERSION)
         fallback = "empty: the model's rewrite was empty or unusable"
     return Standalone(
-        heuristic(follow_up, previous_question),
+        heuristic(follow_up, previous_question, previous_follow_up),
         Method.HEURISTIC,
         elapsed(),
         fallback=fallback,

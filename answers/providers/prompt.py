@@ -69,6 +69,8 @@ class Prompt:
     messages: tuple[dict[str, str], ...]
     # A follow-up's standalone question (what retrieval ran on); empty on a first turn.
     standalone: str = ""
+    # A follow-up's earlier turns as the messages carry them: (question, marker-free final text).
+    history: tuple[tuple[str, str], ...] = ()
 
 
 def _neutralise(text: str) -> str:
@@ -125,6 +127,7 @@ def build_prompt(
         version=f"{prompt.version}+{HISTORY_VERSION}" if history else prompt.version,
         messages=(system, *earlier, *rest),
         standalone=standalone,
+        history=tuple((asked, answered) for asked, answered in history),
     )
 
 

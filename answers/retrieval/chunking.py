@@ -13,6 +13,7 @@ at least as long as most of the title (the demo corpus uses those).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,8 +24,37 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _UNDERLINE = re.compile(r"^ {0,3}([=\-*~^])\1{2,}[ \t]*$")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 # A sentence ends at . ! ? (optionally followed by closing quotes or brackets)
-# before whitespace and something that can start a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# before whitespace and something that can start a sentence...
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+# ... but not after a common abbreviation ("e.g.") or an initial ("J. Smith").
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "cf",
+        "vs",
+        "al",
+        "approx",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "no",
+        "fig",
+        "sec",
+        "ch",
+        "vol",
+        "pp",
+        "resp",
+        "incl",
+        "esp",
+        "viz",
+        "st",
+        "jr",
+        "sr",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +134,28 @@ def _paragraphs(body: str, start: int, end: int) -> Iterator[_Span]:
         yield span
 
 
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of plain prose `text[start:end]`, whitespace trimmed.
+
+    A sentence ends after its closing punctuation and any quotes or brackets closing with it,
+    before whitespace and something that can start a sentence; not after a common abbreviation
+    ("e.g.") or an initial. The one rule for a sentence of a source's text: chunking cuts a long
+    paragraph between them, and the extractive answerer quotes them
+    (providers.extractive.split_sentences). An answer's own text, with its markers and Markdown,
+    is split by support.sentences instead (its docstring says why).
+    """
+    stop = len(text) if end is None else end
+    cuts = [start]
+    for match in _SENTENCE_END.finditer(text, start, stop):
+        before = text[cuts[-1] : match.start()].rsplit(None, 1)
+        last_word = (before[-1] if before else "").rstrip(".").lstrip("(\"'“‘")
+        if last_word.lower() in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isupper()):
+            continue
+        cuts.append(match.end())
+    cuts.append(stop)
+    return [(span.start, span.end) for a, b in itertools.pairwise(cuts) if (span := _strip(text, a, b))]
+
+
 def _split_at(body: str, span: _Span, pattern: re.Pattern[str]) -> list[_Span]:
     pieces: list[_Span] = []
     cursor = span.start
@@ -121,7 +173,7 @@ def _split_at(body: str, span: _Span, pattern: re.Pattern[str]) -> list[_Span]:
 def _sentences(body: str, span: _Span, hard_max: int) -> list[_Span]:
     """Sentences of a paragraph; a sentence over hard_max splits at lines, then spaces."""
     out: list[_Span] = []
-    for sentence in _split_at(body, span, _SENTENCE_END):
+    for sentence in (_Span(a, b) for a, b in sentence_spans(body, span.start, span.end)):
         if sentence.end - sentence.start <= hard_max:
             out.append(sentence)
             continue

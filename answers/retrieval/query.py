@@ -213,7 +213,7 @@ def quarter_terms(question: str) -> frozenset[str]:
     of a how-to question (action_verb) and a noun naming the kind of the question's subject
     (kind_nouns): all are searched and matched, but a passage is about the question through
     its other terms. The one rule retrieval (term_weights) and the extractive answerer
-    (providers.extractive.question_weights) apply.
+    (providers.quoting.question_weights) apply.
     """
     words = set(tokenize(question))
     quarter = {t for t in words & WEAK_TERMS if t not in subject_terms(question)}
@@ -276,7 +276,15 @@ def stem(word: str) -> str:
     w = word.lower()
     if len(w) <= 3:
         return w
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("ly", "")):
+    # "ings" before "ing": "slicings" stems as "slicing" does ("slic"), not to "slicing".
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ings", ""),
+        ("ing", ""),
+        ("ed", ""),
+        ("ly", ""),
+    ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)] + replacement
             break

@@ -19,6 +19,13 @@ The unit the support check judges. The rules, in the order they apply:
 
 So sentences never overlap, appear in text order, and together cover every
 character of the text outside fenced code blocks that is not whitespace.
+
+Why a splitter of its own: a source's plain prose is split by one rule
+(answers.retrieval.chunking.sentence_spans, which chunking and the extractive
+answerer share); this one splits the answer's own Markdown, whose markers, code
+spans and list items that rule knows nothing of, and the support records stored
+for every answer are keyed by its offsets: changing it would change what every
+stored record's sentences are.
 """
 
 from __future__ import annotations

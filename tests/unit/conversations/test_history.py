@@ -92,6 +92,38 @@ def test_the_heuristic_borrows_the_previous_questions_terms_when_the_follow_up_r
     assert heuristic(follow_up, previous) == expected
 
 
+@pytest.mark.parametrize(
+    ("follow_up", "previous", "previous_follow_up", "expected"),
+    [
+        # The follow-up's own subject takes the previous follow-up's own subject's place.
+        (
+            "and how is that different from continue?",
+            "global nonlocal statement",
+            "and how is that different from global?",
+            "continue nonlocal statement",
+        ),
+        # A follow-up naming nothing of its own keeps all the previous one was about.
+        (
+            "And an example?",
+            "global nonlocal statement",
+            "and how is that different from global?",
+            "global nonlocal statement",
+        ),
+        # The previous follow-up stood alone: its terms are all the conversation is about.
+        (
+            "and how is that different from continue?",
+            "global statement",
+            "What about the global statement?",
+            "continue global statement",
+        ),
+    ],
+)
+def test_a_follow_up_naming_its_own_subject_replaces_the_previous_follow_ups(
+    follow_up: str, previous: str, previous_follow_up: str, expected: str
+) -> None:
+    assert heuristic(follow_up, previous, previous_follow_up) == expected
+
+
 def test_a_follow_ups_prompt_carries_the_history_before_the_current_sources_and_a_version_of_its_own() -> (
     None
 ):

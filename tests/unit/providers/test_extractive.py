@@ -11,17 +11,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from answers.conversations.history import marker_free
 from answers.providers import Provider, build_prompt
 from answers.providers.extractive import (
     NO_ANSWER,
     NO_SOURCES,
+    NOTHING_NEW,
     ExtractiveProvider,
     compose_answer,
     extract_sentences,
     pieces_of,
     split_sentences,
-    stem,
 )
+from answers.retrieval.query import stem
 from answers.retrieval.types import RetrievedSource
 
 MARKER = re.compile(r"\[(\d+)\]")
@@ -197,6 +199,47 @@ def test_the_page_quoted_first_is_one_retrieval_scored_near_the_best(
     first_marker = MARKER.search(answer)
     assert first_marker is not None
     assert int(first_marker.group(1)) == first_quoted
+
+
+async def test_a_follow_up_quotes_no_sentence_its_conversations_earlier_turns_quoted() -> None:
+    """The provider reads the earlier turns from the prompt's history (marker-free final texts)."""
+    sources = _sources("nonlocal", "global")
+    first = compose_answer("What should I know about the nonlocal statement?", sources)
+    history = [("What should I know about the nonlocal statement?", marker_free(first))]
+    prompt = build_prompt("and what else?", sources, history=history, standalone="nonlocal statement")
+
+    provider = ExtractiveProvider()
+    follow_up = "".join([piece async for piece in provider.stream(prompt)])
+
+    assert prompt.history == tuple(history)
+    assert first.split(" [1]")[0] not in follow_up
+    assert follow_up != first
+    assert _cited(follow_up) == {1}
+
+
+def test_a_follow_up_on_a_page_with_nothing_left_to_quote_says_so_without_markers() -> None:
+    """The page the question is about stays the one it is about: another page is not quoted in
+    its place because this one's sentences were all quoted before."""
+    page = _written("The halt statement", "The halt statement stops the loop it is written in.")
+    other = _written(
+        "The wait statement", "The wait statement pauses the loop it is in.", number=2, score=0.9
+    )
+    first = compose_answer("What does the halt statement do?", [page, other])
+
+    again = compose_answer("halt statement loop", [page, other], earlier=[marker_free(first)])
+
+    assert first.startswith("The halt statement stops the loop")
+    assert again == NOTHING_NEW
+    assert not _cited(again)
+
+    # Asked how it differs from the other page's subject, that page is quoted, and only that one.
+    compared = compose_answer(
+        "wait halt statement",
+        [page, other],
+        written="How is it different from wait?",
+        earlier=[marker_free(first)],
+    )
+    assert compared == "The wait statement pauses the loop it is in [2]."
 
 
 async def test_output_is_deterministic() -> None:
@@ -438,6 +481,18 @@ async def test_marker_like_brackets_in_sources_never_become_citations() -> None:
     assert "item of it [1]." in answer
 
 
+def test_a_sources_footnote_reference_does_not_join_two_sentences_into_one_quote() -> None:
+    """The demo's truth-value page writes "... when called with the object. [1] Here are ...":
+    the reference goes, and the two sentences are quoted (or not) each on its own."""
+    source = _written(
+        "Truth",
+        "Free names are resolved at run time, never at compile time. [2] A frozen name is resolved "
+        "when the module is first loaded.\n",
+    )
+    answer = compose_answer("When are free names resolved?", [source])
+    assert answer.startswith("Free names are resolved at run time, never at compile time [1].")
+
+
 async def test_brackets_holding_no_number_are_quoted_as_written() -> None:
     """An empty list is no marker: 'c = []; d = []' once read 'c =; d ='."""
     source = _written(
@@ -502,6 +557,8 @@ async def test_full_topic_texts_also_give_sensible_answers() -> None:
         ('It is "x." Next one.', ['It is "x."', "Next one."]),
         ("Version 3.1 added it. Done!", ["Version 3.1 added it.", "Done!"]),
         ("No split here", ["No split here"]),
+        # A source's own footnote reference ends the sentence before it, not joins two.
+        ("It is done. [1] Next one here.", ["It is done.", "[1] Next one here."]),
     ],
 )
 def test_split_sentences(text: str, expected: list[str]) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from answers.retrieval.chunking import ChunkSpec, chunk_text
+from answers.retrieval.chunking import ChunkSpec, chunk_text, sentence_spans
 
 
 def test_markdown_headings_become_each_chunks_heading() -> None:
@@ -48,6 +48,40 @@ def test_long_paragraph_splits_between_sentences_only() -> None:
     for chunk in chunks:
         assert chunk.text.endswith(".")
         assert chunk.text.startswith("Sentence number")
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("It stops. Then it goes.", ["It stops.", "Then it goes."]),
+        # The quote or bracket closing with the sentence is part of it.
+        ('He wrote "stop." Then it went.', ['He wrote "stop."', "Then it went."]),
+        ("(It is rare.) Then it went.", ["(It is rare.)", "Then it went."]),
+        # Not after an abbreviation or an initial, nor before a lower-case word.
+        ("Use a tool, e.g. A hammer. Then stop.", ["Use a tool, e.g. A hammer.", "Then stop."]),
+        ("Written by J. Smith in 1990. Read it.", ["Written by J. Smith in 1990.", "Read it."]),
+        ("Version 3.1 added it. done.", ["Version 3.1 added it. done."]),
+        # A source's own footnote reference opens the next piece.
+        ("It is done. [1] Next one here.", ["It is done.", "[1] Next one here."]),
+    ],
+)
+def test_sentence_spans(text: str, sentences: list[str]) -> None:
+    assert [text[a:b] for a, b in sentence_spans(text)] == sentences
+
+
+def test_a_chunk_keeps_the_bracket_and_quote_closing_its_last_sentence() -> None:
+    first = "(Default values are calculated once, when the function is defined; this is usually fine.)"
+    second = 'The second sentence says "something else entirely, at some length."'
+    chunks = chunk_text(f"{first} {second} Third.", target_chars=len(first) + 5)
+    assert chunks[0].text == first
+    assert chunks[1].text.startswith(second)
+
+
+def test_a_long_paragraph_is_not_cut_after_an_abbreviation() -> None:
+    body = "A first sentence names several tools, e.g. Hammers and saws, at length here. Then more."
+    chunks = chunk_text(body, target_chars=45)
+    assert not any(c.text.endswith("e.g.") for c in chunks)
+    assert chunks[0].text.endswith("at length here.")
 
 
 def test_one_sentence_longer_than_the_target_stays_whole() -> None:

@@ -16,6 +16,7 @@ from answers.retrieval.query import (
     query_terms,
     rare_names,
     rarity,
+    stem,
     term_weights,
 )
 from answers.retrieval.rerank import LexicalReranker, Passage
@@ -157,3 +158,13 @@ def test_common_english_holds_lower_case_words_only() -> None:
     assert all(re.fullmatch(r"[a-z]+", word) for word in COMMON_ENGLISH)
     assert {"early", "good", "keep", "the"} <= COMMON_ENGLISH
     assert not {"france", "java", "python", "photosynthesis"} & COMMON_ENGLISH
+
+
+@pytest.mark.parametrize(
+    ("plural", "singular"),
+    [("slicings", "slicing"), ("bindings", "binding"), ("mappings", "mapping"), ("strings", "string")],
+)
+def test_a_plural_in_ings_stems_as_its_singular(plural: str, singular: str) -> None:
+    """ "What is a slicing?" finds the page titled "Slicings": both stem alike."""
+    assert stem(plural) == stem(singular)
+    assert stem(stem(plural)) == stem(plural)
