@@ -233,8 +233,9 @@ async def test_the_consumers_time_between_pieces_does_not_count_against_the_dead
     stub_openai: StubOpenAIServer,
 ) -> None:
     # The app storing and publishing each piece (here: twice the whole deadline per piece, on the
-    # deadline's clock) is not the provider's time: the answer ends well, every piece read.
-    stub_openai.enqueue(Reply(pieces=["a", "b", "c"]))
+    # deadline's clock) is not the provider's time: the answer ends well, every piece read. (Each
+    # piece is sent a little after the last, so the provider is waited for, with the deadline, each time.)
+    stub_openai.enqueue(Reply(pieces=["a", "b", "c"], delay_s=0.05))
     clock = FakeClock()
     pieces = []
     async for piece in _provider(stub_openai, timeout=5.0, clock=clock).stream(PROMPT):
