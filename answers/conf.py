@@ -28,6 +28,9 @@ EMBEDDINGS = ("none", "openai")
 MIN_SCORE_DEFAULT = 0.25
 NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
 DECLINE_TEXT = "The documents here don't cover this question."
+# What one process on the 2-core benchmark machine serves at once with an 8 s provider, every answer
+# within twice the provider's time and /healthz p99 under 250 ms (bench/RESULTS_capacity.md).
+MAX_GENERATING_DEFAULT = 100
 
 
 class AnswersSettings:
@@ -160,6 +163,13 @@ class AnswersSettings:
         result) that use the database at once, each giving its connection back after; the rest
         queue. Generation itself is not limited."""
         return int(getattr(settings, "ANSWERS_PIPELINE_DB_WORKERS", 8))
+
+    @property
+    def MAX_GENERATING(self) -> int:
+        """The most answers one process generates at once (from reading the question to the end of
+        generation); a new ask past it is refused with 503 and Retry-After (answers.pipeline.lifecycle).
+        0: no limit."""
+        return int(getattr(settings, "ANSWERS_MAX_GENERATING", MAX_GENERATING_DEFAULT))
 
     @property
     def SUPPORT_METHOD(self) -> str:

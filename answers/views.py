@@ -189,10 +189,8 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_form_page)(request, form, 400)
     retry_after = _throttled(request)
     if retry_after is not None:
-        form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        refused = await sync_to_async(_form_page)(request, form, 429)
-        refused["Retry-After"] = str(retry_after)
-        return refused
+        message = "Too many questions in a short time. Please wait a minute and try again."
+        return await _refused(request, form, message, status=429, retry_after=retry_after)
     session_key = None
     if not user.is_authenticated:
         # An anonymous asker's session owns the conversation it starts.
@@ -217,6 +215,9 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_form_page)(request, form, status)
     except AnswerDeleted:
         raise Http404("The answer was deleted while it was being written.") from None
+    except lifecycle.NotAdmitted as exc:
+        # Stopping, or answering as many questions as it may: nothing stored, the question kept in the form.
+        return await _refused(request, form, exc.message, status=503, retry_after=exc.retry_after)
     # 303: the browser follows with a GET, so reloading the permalink never asks again.
     target = answer.get_absolute_url()
     if answer.conversation_id is not None:
@@ -225,6 +226,16 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     response = HttpResponseRedirect(target)
     response.status_code = 303
     return response
+
+
+async def _refused(
+    request: HttpRequest, form: AskForm, message: str, *, status: int, retry_after: int
+) -> HttpResponse:
+    """The form again, with why the question was not taken and when to ask again (Retry-After)."""
+    form.add_error(None, message)
+    refused = await sync_to_async(_form_page)(request, form, status)
+    refused["Retry-After"] = str(retry_after)
+    return refused
 
 
 def _form_page(request: HttpRequest, form: AskForm, status: int) -> HttpResponse:

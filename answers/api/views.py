@@ -22,6 +22,7 @@ from answers import selectors
 from answers.api.exceptions import (
     AnswerDeletedMeanwhile,
     AnswerNotFinished,
+    AskNotTaken,
     ConversationBusy,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
@@ -59,6 +60,7 @@ from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, f
 from answers.models import Answer
 from answers.pipeline.idempotency import IdempotencyConflict, ask_once
 from answers.pipeline.keys import Idempotency
+from answers.pipeline.lifecycle import NotAdmitted, Refusal
 from answers.pipeline.publisher import JSON
 from answers.pipeline.store import AnswerDeleted
 from answers.sse.channels import events_url
@@ -170,7 +172,10 @@ class AnswerAskView(APIView):
             ),
             503: OpenApiResponse(
                 ProviderErrorSerializer,
-                description="The server stopped before the answer was finished; it is stored as failed.",
+                description="The server stopped before the answer was finished; it is stored as failed "
+                "(with its `id`). Or, with no `id`, the question was not taken, on either path: the server "
+                "is stopping (`server_stopping`) or answering ANSWERS_MAX_GENERATING questions already "
+                "(`server_busy`); nothing was stored, ask again after `Retry-After` seconds.",
             ),
         },
     )
@@ -198,6 +203,8 @@ class AnswerAskView(APIView):
             raise AnswerDeletedMeanwhile(answer_id=exc.answer_id) from None
         except ConversationRefused as exc:
             raise conversation_error(exc) from None
+        except NotAdmitted as exc:
+            raise AskNotTaken(exc.message, code=_REFUSAL_CODES[exc.reason], wait=exc.retry_after) from None
         answer = asked.answer
         headers = {"Idempotent-Replayed": "true"} if asked.replayed else {}
         if stream:
@@ -220,6 +227,9 @@ class AnswerAskView(APIView):
         data = await _serialized(AnswerOutputSerializer, answer)
         return Response(data, status=status.HTTP_201_CREATED, headers=headers)
 
+
+# A question not taken, as the API names why (`code`); the same on both paths.
+_REFUSAL_CODES = {Refusal.STOPPING: "server_stopping", Refusal.BUSY: "server_busy"}
 
 # How a failed answer reads on the JSON path, by its error kind; any other kind is a 502.
 _FAILURES: dict[str, type[ProviderFailed]] = {
