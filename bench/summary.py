@@ -360,6 +360,32 @@ def rows() -> list[list[str]]:
         )  # fmt: skip
     out += _hostile_rows()
     out += _content_rows()
+    out += _capacity_rows()
+    return out
+
+
+def _capacity_rows() -> list[list[str]]:
+    """bench_capacity.py: SSE and JSON asks at once on one process, at the default admission limit."""
+    c = _load("capacity")
+    out: list[list[str]] = []
+    if not c:
+        return out
+    for db in DBS:
+        runs = {r["limit"]: r for r in c["runs"] if r["db"] == db}
+        base, m = runs.get(0), runs.get(c.get("default_limit"))
+        if base is None or m is None:
+            continue
+        ok = m["done"] == m["taken"] > 0 and m["p95_x"] <= 2 and m["healthz_p99"] < 0.25
+        out.append(
+            [f"{c['sse']} SSE + {c['json']} JSON asks at once, provider {c['provider_s']:g} s, one process "
+             f"({DBS[db]}), `ANSWERS_MAX_GENERATING={c['default_limit']}`",
+             f"no limit: {base['done']}/{base['taken']} done, p95 {base['p95']:.0f} s "
+             f"({base['p95_x']:.1f}x the provider), `/healthz` p99 {base['healthz_p99'] * 1000:.0f} ms",
+             "every answer taken done, p95 within 2x the provider's time, `/healthz` p99 < 250 ms",
+             f"{m['taken']} taken, {m['refused']} refused (503); {m['done']} done, p95 {m['p95']:.1f} s "
+             f"({m['p95_x']:.2f}x), `/healthz` p99 {m['healthz_p99'] * 1000:.0f} ms",
+             _met(ok)]
+        )  # fmt: skip
     return out
 
 
@@ -450,7 +476,8 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    for name in ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile"):
+    names = ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile", "capacity")
+    for name in names:
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):
             runs.append(f"`bench_{name}.py`: {data['when']}")

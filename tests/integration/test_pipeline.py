@@ -27,8 +27,9 @@ pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_openai):
+async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_openai, settings):
     count = 20
+    settings.ANSWERS_MAX_GENERATING = count  # all of them taken (admission: test_admission.py)
 
     def reply(body):
         question = body["messages"][-1]["content"]
