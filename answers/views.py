@@ -191,15 +191,10 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     if retry_after is not None:
         message = "Too many questions in a short time. Please wait a minute and try again."
         return await _refused(request, form, message, status=429, retry_after=retry_after)
-    session_key = None
-    if not user.is_authenticated:
-        # An anonymous asker's session owns the conversation it starts.
-        if request.session.session_key is None or not await request.session.aexists(
-            request.session.session_key
-        ):
-            await request.session.acreate()
-        session_key = request.session.session_key
     try:
+        # A question the process will not take is refused before its asker's session is made.
+        lifecycle.check_admission(limit=conf.MAX_GENERATING)
+        session_key = await _asker_session(request, user)
         answer = await flow.ask(
             question=form.cleaned_data["question"],
             asker_id=user.pk if user.is_authenticated else None,
@@ -226,6 +221,16 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     response = HttpResponseRedirect(target)
     response.status_code = 303
     return response
+
+
+async def _asker_session(request: HttpRequest, user: Any) -> str | None:
+    """An anonymous asker's session key (the session made if it has none): it owns the conversation
+    it starts. None for a signed-in asker."""
+    if user.is_authenticated:
+        return None
+    if request.session.session_key is None or not await request.session.aexists(request.session.session_key):
+        await request.session.acreate()
+    return request.session.session_key
 
 
 async def _refused(

@@ -49,6 +49,7 @@ from answers.api.throttles import (
     FeedbackAnonThrottle,
     FeedbackUserThrottle,
 )
+from answers.conf import conf
 from answers.conversations.selectors import conversation_get, conversation_turns
 from answers.conversations.services import (
     Asker,
@@ -58,6 +59,7 @@ from answers.conversations.services import (
 )
 from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, feedback_create
 from answers.models import Answer
+from answers.pipeline import lifecycle
 from answers.pipeline.idempotency import IdempotencyConflict, ask_once
 from answers.pipeline.keys import Idempotency
 from answers.pipeline.lifecycle import NotAdmitted, Refusal
@@ -186,9 +188,11 @@ class AnswerAskView(APIView):
         user = request.user
         asker_id = user.pk if user.is_authenticated else None
         key = _idempotency_key(request)
-        # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
-        session_key = None if asker_id is not None else await _anonymous_session(request)
         try:
+            # A question the process will not take is refused before its asker's session is made.
+            lifecycle.check_admission(limit=conf.MAX_GENERATING)
+            # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
+            session_key = None if asker_id is not None else await _anonymous_session(request)
             asked = await ask_once(
                 question=data.validated_data["question"],
                 asker_id=asker_id,

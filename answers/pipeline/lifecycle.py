@@ -96,18 +96,28 @@ def _admitted_here() -> set[Admission]:
     return _admitted.setdefault(asyncio.get_running_loop(), set())
 
 
-def admit(*, limit: int) -> Admission:
-    """Take a new ask, or refuse it (NotAdmitted): the process is stopping, or `limit` asks (0: no
-    limit) are already admitted and not ended. The caller ends the admission if the ask stops
-    before its generation starts; track() ends it with the generation."""
-    admitted = _admitted_here()
+def check_admission(*, limit: int) -> None:
+    """NotAdmitted now if admit() would refuse: a caller refuses before any work of its own (an
+    anonymous asker's session), while admit() still decides. Every refusal is counted here."""
     refusal = (
-        Refusal.STOPPING if _shutting_down else Refusal.BUSY if limit and len(admitted) >= limit else None
+        Refusal.STOPPING
+        if _shutting_down
+        else Refusal.BUSY
+        if limit and len(_admitted_here()) >= limit
+        else None
     )
     if refusal is not None:
         # Counted, not logged: a burst past the limit would be a log line per question.
         metrics.ask_refused(refusal)
         raise NotAdmitted(refusal)
+
+
+def admit(*, limit: int) -> Admission:
+    """Take a new ask, or refuse it (NotAdmitted): the process is stopping, or `limit` asks (0: no
+    limit) are already admitted and not ended. The caller ends the admission if the ask stops
+    before its generation starts; track() ends it with the generation."""
+    check_admission(limit=limit)
+    admitted = _admitted_here()
     admission = Admission(admitted, asyncio.get_running_loop())
     admitted.add(admission)
     return admission

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.sessions.models import Session
 from django.test import AsyncClient
 from prometheus_client import REGISTRY
 
@@ -72,14 +73,18 @@ async def test_past_the_limit_a_question_is_refused_on_both_paths_and_nothing_is
     before = await stored()
     counted = refused_count("busy")
 
+    sessions = await Session.objects.acount()
     for stream in (False, True):
-        refused = await post(client, stream=stream, key=f"retry-{stream}")
+        # A new anonymous client, with a key: not even a session is made for a question not taken.
+        refused = await post(AsyncClient(), stream=stream, key=f"retry-{stream}")
         assert refused.status_code == 503, refused.content
         assert refused["Retry-After"] == "5"
         body = refused.json()
         assert body["detail"].startswith("The server is answering as many questions as it can")
         assert "id" not in body
+        assert "sessionid" not in refused.cookies
     assert await stored() == before == (LIMIT, LIMIT)
+    assert await Session.objects.acount() == sessions
     assert len(stub_openai.requests) == LIMIT  # the provider was never asked
     assert refused_count("busy") == counted + 2  # what /metrics reports (answers_asks_refused_total)
 
