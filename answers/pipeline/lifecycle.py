@@ -99,13 +99,11 @@ def _admitted_here() -> set[Admission]:
 def check_admission(*, limit: int) -> None:
     """NotAdmitted now if admit() would refuse: a caller refuses before any work of its own (an
     anonymous asker's session), while admit() still decides. Every refusal is counted here."""
-    refusal = (
-        Refusal.STOPPING
-        if _shutting_down
-        else Refusal.BUSY
-        if limit and len(_admitted_here()) >= limit
-        else None
-    )
+    refusal = None
+    if _shutting_down:
+        refusal = Refusal.STOPPING
+    elif limit and len(_admitted_here()) >= limit:
+        refusal = Refusal.BUSY
     if refusal is not None:
         # Counted, not logged: a burst past the limit would be a log line per question.
         metrics.ask_refused(refusal)
