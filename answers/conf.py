@@ -28,9 +28,11 @@ EMBEDDINGS = ("none", "openai")
 MIN_SCORE_DEFAULT = 0.25
 NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
 DECLINE_TEXT = "The documents here don't cover this question."
-# What one process on the 2-core benchmark machine serves at once with an 8 s provider, every answer
-# within twice the provider's time and /healthz p99 under 250 ms (bench/RESULTS_capacity.md).
-MAX_GENERATING_DEFAULT = 100
+# The largest limit with which one process met every target of bench/bench_capacity.py (300 SSE and
+# 100 JSON asks at once, an 8 s provider: every answer taken done, p95 within twice the provider's
+# time, /healthz p99 under 250 ms) on the shared, loaded 2-core benchmark machine; docs/api.md,
+# "How much one process takes at once", says why and when to raise it.
+MAX_GENERATING_DEFAULT = 10
 
 
 class AnswersSettings:
