@@ -74,6 +74,14 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
         errors.append(
             Error("ANSWERS_REQUEST_THREADS must be 0 (a thread per request) or more.", id="answers.E039")
         )
+    if conf.MAX_GENERATING < 0:
+        errors.append(
+            Error(
+                "ANSWERS_MAX_GENERATING must be 0 (no limit) or more.",
+                hint="It is the most answers one process generates at once; past it asks get 503.",
+                id="answers.E050",
+            )
+        )
     if getattr(settings, "DATABASE_POOL_SIZE", 0) < 0:
         errors.append(Error("DATABASE_POOL_SIZE must be 0 (no pool) or more.", id="answers.E012"))
     if getattr(settings, "DATABASE_POOL_TIMEOUT", 1) <= 0:

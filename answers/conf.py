@@ -30,6 +30,11 @@ EMBEDDINGS = ("none", "openai")
 MIN_SCORE_DEFAULT = 0.25
 NO_SOURCES = ("decline", "answer")  # ANSWERS_NO_SOURCES: what happens when no source reaches the threshold
 DECLINE_TEXT = "The documents here don't cover this question."
+# The largest limit with which one process met every target of bench/bench_capacity.py (300 SSE and
+# 100 JSON asks at once, an 8 s provider: every answer taken done, p95 within twice the provider's
+# time, /healthz p99 under 250 ms) on the shared, loaded 2-core benchmark machine; docs/api.md,
+# "How much one process takes at once", says why and when to raise it.
+MAX_GENERATING_DEFAULT = 10
 
 
 class AnswersSettings:
@@ -178,6 +183,13 @@ class AnswersSettings:
         result) that use the database at once, each giving its connection back after; the rest
         queue. Generation itself is not limited."""
         return int(getattr(settings, "ANSWERS_PIPELINE_DB_WORKERS", 8))
+
+    @property
+    def MAX_GENERATING(self) -> int:
+        """The most answers one process generates at once (from reading the question to the end of
+        generation); a new ask past it is refused with 503 and Retry-After (answers.pipeline.lifecycle).
+        0: no limit."""
+        return int(getattr(settings, "ANSWERS_MAX_GENERATING", MAX_GENERATING_DEFAULT))
 
     @property
     def SUPPORT_METHOD(self) -> str:

@@ -87,6 +87,11 @@ CONVERSATION_TURNS = Counter(
     "was made (model, heuristic, or fallback: the heuristic after a failed or empty model rewrite).",
     ["kind", "rewrite"],
 )
+ASKS_REFUSED = Counter(
+    "answers_asks_refused",
+    "New questions a process did not take (503): while stopping, or at ANSWERS_MAX_GENERATING (busy).",
+    ["reason"],
+)
 OPEN_STREAMS = Gauge(
     "answers_open_streams", "Event streams open, over every live server process.", multiprocess_mode="livesum"
 )
@@ -111,6 +116,11 @@ def stage_times(milliseconds: Mapping[str, float | None]) -> None:
     for stage, value in milliseconds.items():
         if value is not None:
             STAGE_SECONDS.labels(stage=stage).observe(value / 1000)
+
+
+def ask_refused(reason: str) -> None:
+    """A new question not taken (answers.pipeline.lifecycle.admit): nothing of it was stored."""
+    ASKS_REFUSED.labels(reason=reason).inc()
 
 
 def turn_started(answer: Answer) -> None:

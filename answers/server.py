@@ -3,8 +3,10 @@ at stop, finish what is in flight (answers.pipeline.lifecycle.shutdown).
 
 At start, answers abandoned by a process that died (no heartbeat for
 ANSWERS_STALE_AFTER) are failed and their listeners told (answers.reaper). At stop
-(SIGTERM), answers in flight get ANSWERS_SHUTDOWN_GRACE seconds to finish; the rest
-are stored as failed with `error` published, so none stays `streaming`.
+(SIGTERM), no new question is taken (503), answers in flight get ANSWERS_SHUTDOWN_GRACE
+seconds to finish; the rest are stored as failed with `error` published, so none stays
+`streaming`, and every open stream of them gets that `error` (or its `done`) before the
+server closes the connections (answers.sse.open_streams).
 
 Servers signal the stop differently: daphne (Twisted) runs "before shutdown"
 triggers and waits for the Deferreds they return; uvicorn and hypercorn send the
@@ -24,8 +26,9 @@ from django.urls import get_resolver
 from twisted.internet.defer import Deferred
 
 from answers.conf import conf
-from answers.pipeline.lifecycle import begin_shutdown, shutdown
+from answers.pipeline.lifecycle import RESPOND_GRACE_S, begin_shutdown, ended_while_stopping, shutdown
 from answers.reaper import reap_stale
+from answers.sse import open_streams
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +85,14 @@ def reap_on_start() -> list[Any]:
 
 
 async def stop() -> None:
+    """Finish or fail what is in flight, then let the open streams of those answers send their last
+    event (`done` or `error`) before the server closes every connection."""
     interrupted = await shutdown(grace=conf.SHUTDOWN_GRACE)
     if interrupted:
         logger.warning("server stop: answers failed: %s", ", ".join(str(i) for i in interrupted))
+    owed = await open_streams.drain(ended_while_stopping(), within=RESPOND_GRACE_S)
+    if owed:
+        logger.warning("server stop: %d stream(s) closed before their answer's last event reached them", owed)
 
 
 def _install_twisted_trigger() -> bool:

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST, require_safe
 from answers import examples, payloads, selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
+from answers.conf import conf
 from answers.conversations.selectors import conversation_get, conversation_turns
 from answers.conversations.services import (
     Asker,
@@ -189,19 +190,12 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_form_page)(request, form, 400)
     retry_after = _throttled(request)
     if retry_after is not None:
-        form.add_error(None, "Too many questions in a short time. Please wait a minute and try again.")
-        refused = await sync_to_async(_form_page)(request, form, 429)
-        refused["Retry-After"] = str(retry_after)
-        return refused
-    session_key = None
-    if not user.is_authenticated:
-        # An anonymous asker's session owns the conversation it starts.
-        if request.session.session_key is None or not await request.session.aexists(
-            request.session.session_key
-        ):
-            await request.session.acreate()
-        session_key = request.session.session_key
+        message = "Too many questions in a short time. Please wait a minute and try again."
+        return await _refused(request, form, message, status=429, retry_after=retry_after)
     try:
+        # A question the process will not take is refused before its asker's session is made.
+        lifecycle.check_admission(limit=conf.MAX_GENERATING)
+        session_key = await _asker_session(request, user)
         answer = await flow.ask(
             question=form.cleaned_data["question"],
             asker_id=user.pk if user.is_authenticated else None,
@@ -217,6 +211,9 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
         return await sync_to_async(_form_page)(request, form, status)
     except AnswerDeleted:
         raise Http404("The answer was deleted while it was being written.") from None
+    except lifecycle.NotAdmitted as exc:
+        # Stopping, or answering as many questions as it may: nothing stored, the question kept in the form.
+        return await _refused(request, form, exc.message, status=503, retry_after=exc.retry_after)
     # 303: the browser follows with a GET, so reloading the permalink never asks again.
     target = answer.get_absolute_url()
     if answer.conversation_id is not None:
@@ -225,6 +222,26 @@ async def ask_submit(request: HttpRequest) -> HttpResponse:
     response = HttpResponseRedirect(target)
     response.status_code = 303
     return response
+
+
+async def _asker_session(request: HttpRequest, user: Any) -> str | None:
+    """An anonymous asker's session key (the session made if it has none): it owns the conversation
+    it starts. None for a signed-in asker."""
+    if user.is_authenticated:
+        return None
+    if request.session.session_key is None or not await request.session.aexists(request.session.session_key):
+        await request.session.acreate()
+    return request.session.session_key
+
+
+async def _refused(
+    request: HttpRequest, form: AskForm, message: str, *, status: int, retry_after: int
+) -> HttpResponse:
+    """The form again, with why the question was not taken and when to ask again (Retry-After)."""
+    form.add_error(None, message)
+    refused = await sync_to_async(_form_page)(request, form, status)
+    refused["Retry-After"] = str(retry_after)
+    return refused
 
 
 def _form_page(request: HttpRequest, form: AskForm, status: int) -> HttpResponse:

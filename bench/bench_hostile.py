@@ -71,6 +71,7 @@ class HealthProbe:
     def __init__(self, client: aiohttp.ClientSession, base_url: str) -> None:
         self.client, self.url = client, f"{base_url}/healthz"
         self.times: list[float] = []
+        self.asked_at: list[float] = []  # time.perf_counter() when each was asked
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
@@ -79,6 +80,7 @@ class HealthProbe:
             async with self.client.get(self.url) as response:
                 await response.read()
             self.times.append(time.perf_counter() - started)
+            self.asked_at.append(started)
             await asyncio.sleep(HEALTH_EVERY_S)
 
     async def __aenter__(self) -> HealthProbe:

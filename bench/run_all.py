@@ -28,7 +28,7 @@ ROOT = BENCH.parent
 ORDER = [
     "citations", "retrieval", "relevance", "pipeline", "latency", "events", "retention", "streams",
     "concurrency", "live", "support", "dense", "markdown", "decline", "hostile", "content",
-    "conversations", "floods", "cohere", "mistral", "evaluation", "answers",
+    "conversations", "floods", "cohere", "mistral", "evaluation", "answers", "capacity",
 ]  # fmt: skip
 # Kept by hand (runs that are not scripted, and their history): appended after the sections.
 BY_HAND = BENCH / "NOTES_by_hand.md"
@@ -37,11 +37,13 @@ QUICK: dict[str, list[str]] = {
     "streams": ["--streams", "300", "--variants", "project,stock"],
     "relevance": ["--no-latency"],
     "concurrency": ["--asks", "200", "--provider-s", "2"],
+    "capacity": ["--db", "postgres", "--limits", "0,10,20"],
 }
 FULL: dict[str, list[str]] = {
     "retrieval": ["--full"],
     "dense": ["--full"],
     "streams": ["--streams", "300,2000", "--variants", "project,project+redis,stock"],
+    "capacity": ["--db", "postgres,sqlite", "--limits", "0,10,20,40"],
 }
 HEADER = """# Benchmarks
 

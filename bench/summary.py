@@ -6,10 +6,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+if str(BENCH.parent) not in sys.path:
+    sys.path.insert(0, str(BENCH.parent))
+
+from answers.conf import MAX_GENERATING_DEFAULT  # noqa: E402
+
 DBS = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 # bench_relevance.py --db all: a private PostgreSQL 18 with pgvector, for the dense figures only.
 DENSE_ONLY_DBS = {"pgvector": "PostgreSQL 18 + pgvector"}
@@ -378,6 +384,32 @@ def rows() -> list[list[str]]:
     out += _provider_rows()
     out += _evaluation_rows()
     out += _answers_rows()
+    out += _capacity_rows()
+    return out
+
+
+def _capacity_rows() -> list[list[str]]:
+    """bench_capacity.py: SSE and JSON asks at once on one process, at today's default admission limit."""
+    c = _load("capacity")
+    out: list[list[str]] = []
+    if not c:
+        return out
+    for db in DBS:
+        runs = {r["limit"]: r for r in c["runs"] if r["db"] == db}
+        base, m = runs.get(0), runs.get(MAX_GENERATING_DEFAULT)
+        if base is None or m is None:
+            continue
+        ok = m["done"] == m["taken"] > 0 and m["p95_x"] <= 2 and m["healthz_p99"] < 0.25
+        out.append(
+            [f"{c['sse']} SSE + {c['json']} JSON asks at once, provider {c['provider_s']:g} s, one process "
+             f"({DBS[db]}), `ANSWERS_MAX_GENERATING={MAX_GENERATING_DEFAULT}` (the default)",
+             f"no limit: {base['done']}/{base['taken']} done, p95 {base['p95']:.0f} s "
+             f"({base['p95_x']:.1f}x the provider), `/healthz` p99 {base['healthz_p99'] * 1000:.0f} ms",
+             "every answer taken done, p95 within 2x the provider's time, `/healthz` p99 < 250 ms",
+             f"{m['taken']} taken, {m['refused']} refused (503); {m['done']} done, p95 {m['p95']:.1f} s "
+             f"({m['p95_x']:.2f}x), `/healthz` p99 {m['healthz_p99'] * 1000:.0f} ms",
+             _met(ok)]
+        )  # fmt: skip
     return out
 
 
@@ -541,7 +573,17 @@ def markdown() -> str:
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows()]
     runs = []
-    timed = ("citations", "pipeline", "latency", "events", "concurrency", "markdown", "hostile", "answers")
+    timed = (
+        "citations",
+        "pipeline",
+        "latency",
+        "events",
+        "concurrency",
+        "markdown",
+        "hostile",
+        "answers",
+        "capacity",
+    )
     for name in timed:
         data = _load(name)
         if isinstance(data, dict) and data.get("when"):

@@ -272,8 +272,12 @@ ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, i
 # Threads one process's requests share for their synchronous parts (middleware hooks, database
 # work): a request waiting for something (a provider, its turn) holds none (answers/handler.py).
 ANSWERS_REQUEST_THREADS = int(env_number("ANSWERS_REQUEST_THREADS", 16, int))
-# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model, or
-# the mistral one when ANSWERS_PROVIDER=mistral).
+# The most answers one process generates at once; past it a new ask is refused (503, Retry-After).
+# Unset, the app's default applies: answers.conf.MAX_GENERATING_DEFAULT (bench/RESULTS_capacity.md).
+if os.environ.get("ANSWERS_MAX_GENERATING", "").strip():
+    ANSWERS_MAX_GENERATING = int(env_number("ANSWERS_MAX_GENERATING", 0, int))
+# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model, or the
+# cohere or mistral one when that is ANSWERS_PROVIDER).
 # 0.5 is the highest bar that flags no clear supported pair of bench/support_labeled.jsonl
 # (paraphrases score from 0.51) and flags 29 of 30 unrelated ones (BENCHMARKS.md, "Support check").
 ANSWERS_SUPPORT_METHOD = os.environ.get("ANSWERS_SUPPORT_METHOD", "lexical")

@@ -50,3 +50,14 @@ def _close_connections_of_other_threads(request):
     yield
     with blocker.unblock():
         asyncio.run(sync_to_async(connections.close_all)())
+
+
+@pytest.fixture(autouse=True)
+def _a_stop_ends_with_its_test():
+    """A test that stops the pipeline (lifecycle.shutdown, begin_shutdown) leaves the next one a process
+    that takes questions: a stopping one refuses every new ask."""
+    yield
+    # Imported here: importing answers before pytest-django has set Django up fails.
+    from answers.pipeline import lifecycle
+
+    lifecycle._shutting_down = False

@@ -49,6 +49,19 @@ class ServerStopping(AskFailed):
     default_code = "server_stopping"
 
 
+class AskNotTaken(APIException):
+    """The server takes no new question now (it is stopping, or answering as many as it may): nothing
+    was stored; ask again after `Retry-After` (DRF's handler sends it from `wait`)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The server takes no new question now; please ask again shortly."
+    default_code = "server_busy"
+
+    def __init__(self, detail: str, *, code: str, wait: int) -> None:
+        super().__init__(detail, code)
+        self.wait = wait
+
+
 class AnswerDeletedMeanwhile(AskFailed):
     """The answer was deleted (in admin) while it was written: nothing is left to return."""
 

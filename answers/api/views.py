@@ -23,6 +23,7 @@ from answers.api.exceptions import (
     AnswerDeletedMeanwhile,
     AnswerNotFinished,
     AskFailed,
+    AskNotTaken,
     ConversationBusy,
     IdempotencyKeyReused,
     IdempotentRequestInFlight,
@@ -49,6 +50,7 @@ from answers.api.throttles import (
     FeedbackAnonThrottle,
     FeedbackUserThrottle,
 )
+from answers.conf import conf
 from answers.conversations.selectors import conversation_get, conversation_turns
 from answers.conversations.services import (
     Asker,
@@ -58,8 +60,10 @@ from answers.conversations.services import (
 )
 from answers.feedback import AnswerNotDone, FeedbackRefused, anonymous_client, feedback_create
 from answers.models import Answer
+from answers.pipeline import lifecycle
 from answers.pipeline.idempotency import IdempotencyConflict, ask_once
 from answers.pipeline.keys import Idempotency
+from answers.pipeline.lifecycle import NotAdmitted, Refusal
 from answers.pipeline.publisher import JSON
 from answers.pipeline.store import AnswerDeleted
 from answers.sse.channels import events_url
@@ -171,7 +175,10 @@ class AnswerAskView(APIView):
             ),
             503: OpenApiResponse(
                 ProviderErrorSerializer,
-                description="The server stopped before the answer was finished; it is stored as failed.",
+                description="The server stopped before the answer was finished; it is stored as failed "
+                "(with its `id`). Or, with no `id`, the question was not taken, on either path: the server "
+                "is stopping (`server_stopping`) or answering ANSWERS_MAX_GENERATING questions already "
+                "(`server_busy`); nothing was stored, ask again after `Retry-After` seconds.",
             ),
         },
     )
@@ -182,9 +189,11 @@ class AnswerAskView(APIView):
         user = request.user
         asker_id = user.pk if user.is_authenticated else None
         key = _idempotency_key(request)
-        # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
-        session_key = None if asker_id is not None else await _anonymous_session(request)
         try:
+            # A question the process will not take is refused before its asker's session is made.
+            lifecycle.check_admission(limit=conf.MAX_GENERATING)
+            # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
+            session_key = None if asker_id is not None else await _anonymous_session(request)
             asked = await ask_once(
                 question=data.validated_data["question"],
                 asker_id=asker_id,
@@ -199,6 +208,8 @@ class AnswerAskView(APIView):
             raise AnswerDeletedMeanwhile(answer_id=exc.answer_id) from None
         except ConversationRefused as exc:
             raise conversation_error(exc) from None
+        except NotAdmitted as exc:
+            raise AskNotTaken(exc.message, code=_REFUSAL_CODES[exc.reason], wait=exc.retry_after) from None
         answer = asked.answer
         headers = {"Idempotent-Replayed": "true"} if asked.replayed else {}
         if stream:
@@ -227,6 +238,9 @@ class AnswerAskView(APIView):
         data = await _serialized(AnswerOutputSerializer, answer, context=context)
         return Response(data, status=status.HTTP_201_CREATED, headers=headers)
 
+
+# A question not taken, as the API names why (`code`); the same on both paths.
+_REFUSAL_CODES = {Refusal.STOPPING: "server_stopping", Refusal.BUSY: "server_busy"}
 
 # How a failed answer reads on the JSON path, by its error kind; any other kind is a 502.
 _FAILURES: dict[str, type[AskFailed]] = {

@@ -72,32 +72,45 @@ async def ask(
 
     `conversation_id`: ask a follow-up in that conversation (step 0: checked for `asker`, then the
     standalone question); without it the answer starts a new conversation. Raises
-    answers.conversations.services.ConversationRefused for a follow-up that may not be asked.
+    answers.conversations.services.ConversationRefused for a follow-up that may not be asked;
+    answers.pipeline.lifecycle.NotAdmitted, before anything is stored, when this process takes no
+    new ask (it is stopping, or generating ANSWERS_MAX_GENERATING answers already).
 
     `origin`: who asks, stored with the answer: a reader, or an evaluation run (answers.evaluation),
     whose answers no reader's page, conversation or the health page shows.
     """
-    provider = provider or get_provider()
-    asker = asker or Asker(user_id=asker_id)
-    plan = await turn_plan(question=question, conversation_id=conversation_id, asker=asker, provider=provider)
-    # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
-    # A burst of questions takes database connections a few at a time, each given back
-    # before the provider writes: hundreds in flight never exceed max_connections. Those
-    # waiting their turn hold no thread either: the request's (started by its middleware) is
-    # given back, and started again for the trip.
-    db.release_request_thread()
-    async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
-        started = await sync_to_async(db.releasing(_start))(
-            question=question,
-            asker_id=asker_id,
-            publisher=publisher,
-            provider=provider,
-            retriever=retriever or retrieve,
-            idempotency=idempotency,
-            plan=plan,
-            origin=origin,
+    # Before anything is read or stored: a process stopping, or generating as many answers as it
+    # may (ANSWERS_MAX_GENERATING), refuses the ask here (lifecycle.NotAdmitted), never later.
+    # An evaluation run bounds itself (`evaluate --concurrency`): the readers' limit is not its.
+    limit = conf.MAX_GENERATING if origin == Answer.Origin.READER else 0
+    admission = lifecycle.admit(limit=limit)
+    try:
+        provider = provider or get_provider()
+        asker = asker or Asker(user_id=asker_id)
+        plan = await turn_plan(
+            question=question, conversation_id=conversation_id, asker=asker, provider=provider
         )
-    return await _finish(started, provider=provider, publisher=publisher)
+        # Steps 1-3 in one trip to a worker thread, which gives its database connection back after.
+        # A burst of questions takes database connections a few at a time, each given back
+        # before the provider writes: hundreds in flight never exceed max_connections. Those
+        # waiting their turn hold no thread either: the request's (started by its middleware) is
+        # given back, and started again for the trip.
+        db.release_request_thread()
+        async with db.semaphore("pipeline", conf.PIPELINE_DB_WORKERS):
+            started = await sync_to_async(db.releasing(_start))(
+                question=question,
+                asker_id=asker_id,
+                publisher=publisher,
+                provider=provider,
+                retriever=retriever or retrieve,
+                idempotency=idempotency,
+                plan=plan,
+                origin=origin,
+            )
+    except BaseException:
+        admission.end()  # refused (a follow-up), a duplicate key, a failure: no generation to count
+        raise
+    return await _finish(started, provider=provider, publisher=publisher, admission=admission)
 
 
 def _start(
@@ -148,7 +161,9 @@ def _start(
     return Started(answer=answer, prompt=prompt, started_at=started_at, declined=declined)
 
 
-async def _finish(started: Started, *, provider: Provider, publisher: Publisher) -> Answer:
+async def _finish(
+    started: Started, *, provider: Provider, publisher: Publisher, admission: lifecycle.Admission
+) -> Answer:
     """Steps 4-7, in the background (the answer as created is returned) or within the caller.
 
     Either way generation runs in a task of its own, tracked (answers.pipeline.lifecycle): a
@@ -165,7 +180,7 @@ async def _finish(started: Started, *, provider: Provider, publisher: Publisher)
         # A client that disconnects does not stop it; in a fresh context, because the request's
         # (asgiref's executor for its thread) ends with the 202.
         background = loop.create_task(_outliving_deletion(generation), context=contextvars.Context())
-        lifecycle.track(started.answer_id, background)
+        lifecycle.track(started.answer_id, background, admission)
         return started.answer
     # Within the request, which waits for it without a thread of its own: under the project's
     # handler (answers.handler) requests share a pool; under Django's stock one, the thread the
@@ -173,7 +188,7 @@ async def _finish(started: Started, *, provider: Provider, publisher: Publisher)
     # parts). The copied context keeps the request's executor, or a caller's own sync thread
     # (`async_to_sync(...)`: tests, management commands) for the generation's database work.
     task = loop.create_task(generation, context=contextvars.copy_context())
-    lifecycle.track(started.answer_id, task)
+    lifecycle.track(started.answer_id, task, admission)
     current = asyncio.current_task()
     assert current is not None
     lifecycle.responding(current)

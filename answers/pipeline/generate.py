@@ -133,13 +133,10 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
         # Not text, so not storable: a malformed response, kept up to where it was still text.
         return await fail(ErrorKind.BAD_RESPONSE, str(exc))
     except asyncio.CancelledError:
-        if lifecycle.is_shutting_down():
-            # The stopping server cancelled it, not its caller: the failed answer is returned, so a
-            # JSON ask waiting for it still answers (503 with its id).
-            return await fail(ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
-        with contextlib.suppress(store.AnswerDeleted):
-            await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
-        raise
+        stopped = await _interrupted(fail)
+        if stopped is None:
+            raise
+        return stopped
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
         return await fail(ErrorKind.INTERNAL, "Something went wrong while writing the answer.")
@@ -202,12 +199,25 @@ async def decline(*, started: Started, publisher: Publisher) -> Answer:
             total_ms=(time.monotonic() - started.started_at) * 1000,
         )
     except asyncio.CancelledError:
-        await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
-        raise
+        stopped = await _interrupted(fail)
+        if stopped is None:
+            raise
+        return stopped
     except Exception:
         logger.exception("answer %s: storing the declined answer failed", started.answer_id)
         return await fail(ErrorKind.STORAGE, STORAGE_MESSAGE)
     return await _finished(answer, publisher)
+
+
+async def _interrupted(fail: _Failure) -> Answer | None:
+    """A generation cancelled, stored as failed. By the stopping server (`shutdown`): the failed answer,
+    returned, so a JSON ask waiting for it still answers (503 with its id). By its caller (the client
+    went away: `cancelled`): None, and the caller lets the cancellation go on."""
+    if lifecycle.is_shutting_down():
+        return await fail(ErrorKind.SHUTDOWN, "The server stopped before the answer was finished.")
+    with contextlib.suppress(store.AnswerDeleted):
+        await fail(ErrorKind.CANCELLED, "The answer was interrupted before it finished.")
+    return None
 
 
 @asynccontextmanager

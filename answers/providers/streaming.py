@@ -1,4 +1,4 @@
-"""What the providers built on an official streaming client share: one overall deadline,
+"""What the providers built on an official streaming client share: one deadline of the provider's own time,
 retries before the first piece only, 429/5xx/timeouts/cut streams mapped to ErrorKind, a
 client per event loop, and the API key kept out of every log line, error and repr.
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
@@ -102,6 +103,32 @@ class Failure:
     code: str = "no code"  # the error's machine-readable code or type, for the log
 
 
+class Deadline:
+    """A call's deadline, in the provider's own time: `timeout` seconds of waiting for the provider.
+
+    The time the consumer takes between two pieces (the app storing and publishing them) is the
+    app's, not the provider's: `resumed()` moves the deadline by it. Counting it made 300 answers
+    streamed at once by one process all fail as timeouts, though the provider finished each in
+    8 s (issue 44).
+    """
+
+    def __init__(self, timeout: float, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.at = clock() + timeout
+
+    def remaining(self) -> float:
+        """Seconds left for the provider (0 or less: the deadline has passed)."""
+        return self.at - self._clock()
+
+    def handed(self) -> float:
+        """A piece goes to the consumer now: the moment to pass to resumed()."""
+        return self._clock()
+
+    def resumed(self, handed_at: float) -> None:
+        """The consumer asked for the next piece: the time since handed() was its own."""
+        self.at += self._clock() - handed_at
+
+
 class _Retry(Exception):
     """Raised inside an attempt when a retry is allowed; carries the error to raise if it is not."""
 
@@ -139,6 +166,7 @@ class StreamingProvider(ABC):
         max_retries: int = MAX_RETRIES,
         backoff_s: float = BACKOFF_BASE_S,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model or self.default_model
         self.max_tokens = max_tokens
@@ -148,6 +176,7 @@ class StreamingProvider(ABC):
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self._clock = clock  # the deadline's (tests pass a FakeClock)
 
     @classmethod
     def from_settings(cls, conf: AnswersSettings) -> Self:
@@ -225,10 +254,9 @@ class StreamingProvider(ABC):
         return bool(client.is_closed())
 
     async def stream(self, prompt: Prompt, generation: Generation | None = None) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        # An absolute deadline, checked around each of our own awaits only: a timeout held
-        # across `yield` would cancel the consumer's code instead of ours.
-        deadline = loop.time() + self.timeout
+        # Checked around each of our own awaits only: a timeout held across `yield` would cancel
+        # the consumer's code instead of ours; and the consumer's time moves it (Deadline).
+        deadline = Deadline(self.timeout, self._clock)
         progress = Progress()
         attempt = 0
         # The client is shared (see _client): this stream must not close it.
@@ -239,6 +267,7 @@ class StreamingProvider(ABC):
                 # aclosing: a consumer that stops early must close the HTTP response now.
                 async with aclosing(self._attempt(client, prompt, reader, progress, deadline)) as pieces:
                     async for piece in pieces:
+                        handed_at = deadline.handed()
                         try:
                             yield piece
                         except GeneratorExit:
@@ -247,9 +276,10 @@ class StreamingProvider(ABC):
                             if generation is not None:
                                 reader.conclude(generation)
                             raise
+                        deadline.resumed(handed_at)
             except _Retry as retry:
                 delay = retry.delay or self.backoff_s * 2**attempt
-                if progress.received or attempt >= self.max_retries or loop.time() + delay >= deadline:
+                if progress.received or attempt >= self.max_retries or delay >= deadline.remaining():
                     raise retry.error from None
                 attempt += 1
                 logger.info("Retrying the answer request (%d of %d)", attempt, self.max_retries)
@@ -278,15 +308,15 @@ class StreamingProvider(ABC):
                 generation.truncated = True
 
     async def _attempt(
-        self, client: Any, prompt: Prompt, reader: Reader, progress: Progress, deadline: float
+        self, client: Any, prompt: Prompt, reader: Reader, progress: Progress, deadline: Deadline
     ) -> AsyncGenerator[str, None]:
         """One request: yields text pieces; raises ProviderError, or _Retry when a retry may help."""
         stream: Any = None
         try:
-            async with asyncio.timeout_at(deadline):
+            async with asyncio.timeout(deadline.remaining()):
                 stream = await self._open(client, prompt)
             while True:
-                async with asyncio.timeout_at(deadline):
+                async with asyncio.timeout(deadline.remaining()):
                     try:
                         event = await stream.__anext__()
                     except StopAsyncIteration:

@@ -39,7 +39,9 @@ from django_eventstream.views import Listener, get_listener_manager
 from answers import db, metrics
 from answers.conf import conf
 from answers.retrieval.access import Redaction, redact_event
-from answers.sse.channels import Admitted
+from answers.sse import open_streams
+from answers.sse.channels import Admitted, answer_id_from_channel
+from answers.sse.open_streams import OpenStream
 
 KEEPALIVE_SECONDS = 20.0
 REDACTED_EVENTS = frozenset({"references", "cite", "done"})  # the events that carry references
@@ -86,6 +88,8 @@ async def stream(
     listener.user_id = event_request.user.pk if event_request.user else "anonymous"
     manager = get_listener_manager()
     metrics.stream_opened()
+    # Its answer's last event is owed to it before a stopping server closes it (open_streams).
+    sent = open_streams.opened(next(map(answer_id_from_channel, listener.channels), None))
     try:
         # The view and the middleware have returned: nothing of this request needs its thread
         # until the stream ends, and a stream may stay open for hours.
@@ -99,13 +103,14 @@ async def stream(
                 return
             first = None
             last_ids = {channel: int(last) for channel, last in response.channel_last_ids.items()}
-            body, opening = opening + _encode_stored(response, last_ids, reader.redaction), ""
+            body, opening = opening + _encode_stored(response, last_ids, reader.redaction, sent), ""
             more = bool(response.channel_more)
             # The parsed read is not kept while the stream waits: thousands of idle streams
             # would each hold it (objects the process's full garbage collections walk).
             del response
             if body:
                 yield body
+                sent.sent()
             if more:
                 continue  # get_events moved the request's ids past this page
             event_request.channel_last_ids = dict(last_ids)
@@ -121,13 +126,15 @@ async def stream(
                     listener.overflow = False
             if raced:
                 continue
-            async for chunk in _live(listener, last_ids, reader.redaction):
+            async for chunk in _live(listener, last_ids, reader.redaction, sent):
                 yield chunk
+                sent.sent()
             if listener.error:
                 return
             event_request.channel_last_ids = dict(last_ids)
     finally:
         metrics.stream_closed()
+        open_streams.closed(sent)
         unlisten(listener)
 
 
@@ -159,7 +166,9 @@ def _visible(event_type: str, data: Any, redaction: Redaction) -> Any:
     return json.dumps(redact_event(event_type, json.loads(data), redaction), cls=DjangoJSONEncoder)
 
 
-def _encode_stored(response: EventResponse, last_ids: dict[str, int], redaction: Redaction) -> str:
+def _encode_stored(
+    response: EventResponse, last_ids: dict[str, int], redaction: Redaction, sent: OpenStream
+) -> str:
     """A read of the store as SSE text (`last_ids` moved past each event), a `stream-reset` first if due."""
     body = ""
     if response.channel_reset:
@@ -173,10 +182,13 @@ def _encode_stored(response: EventResponse, last_ids: dict[str, int], redaction:
         for item in items:
             last_ids[channel] = int(item.id)
             body += encode_event(item.type, _visible(item.type, item.data, redaction), make_id(last_ids))
+            sent.wrote(item.type)
     return body
 
 
-async def _live(listener: Listener, last_ids: dict[str, int], redaction: Redaction) -> AsyncIterator[str]:
+async def _live(
+    listener: Listener, last_ids: dict[str, int], redaction: Redaction, sent: OpenStream
+) -> AsyncIterator[str]:
     """Live events until the store must be read again (a gap, an overflow) or the stream is closed."""
     manager = get_listener_manager()
     while True:
@@ -205,6 +217,7 @@ async def _live(listener: Listener, last_ids: dict[str, int], redaction: Redacti
                     break
                 last_ids[channel] = eid
                 body += encode_event(item.type, _visible(item.type, item.data, redaction), make_id(last_ids))
+                sent.wrote(item.type)
         if error:
             body += sse_encode_error(error["condition"], error["text"], extra=error.get("extra"))
         if body:

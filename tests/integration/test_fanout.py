@@ -32,6 +32,7 @@ from django_eventstream.views import Listener, get_listener_manager
 from answers.retrieval.access import NOTHING_WITHHELD
 from answers.sse import fanout as fanout_module
 from answers.sse.fanout import CIRCUIT_OPEN_SECONDS, REDIS_CHANNEL, RedisFanout, ResilientRedisListener
+from answers.sse.open_streams import OpenStream
 from answers.sse.stream import _live, listen, unlisten
 from tests.fixtures.clock import MOMENT, FakeClock
 from tests.fixtures.redis_server import PrivateRedis
@@ -68,7 +69,7 @@ async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(l
     last_ids = {CHANNEL: 3}
     for eid in (2, 3, 4, 5):  # 2 and 3 came from the store already
         get_listener_manager().add_to_queues(CHANNEL, _event(eid))
-    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD, OpenStream(None))
     try:
         body = await _next(chunks)
         assert _ids(body) == [4, 5]
@@ -85,7 +86,7 @@ async def test_live_skips_events_already_sent_and_sends_the_next_ones_in_order(l
 async def test_a_duplicate_alone_sends_nothing_and_the_stream_keeps_waiting(listener: Listener) -> None:
     last_ids = {CHANNEL: 7}
     get_listener_manager().add_to_queues(CHANNEL, _event(7))
-    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD, OpenStream(None))
     try:
         with pytest.raises(TimeoutError):
             await _next(chunks, within=0.3)
@@ -98,7 +99,7 @@ async def test_a_gap_ends_the_live_phase_after_the_events_before_it(listener: Li
     last_ids = {CHANNEL: 3}
     for eid in (4, 6, 7):  # 5 was never seen live (published while Redis was away)
         get_listener_manager().add_to_queues(CHANNEL, _event(eid))
-    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD, OpenStream(None))
     body = await _next(chunks)
     assert _ids(body) == [4]
     with pytest.raises(StopAsyncIteration):  # the caller re-reads the store from 4
@@ -109,14 +110,14 @@ async def test_a_gap_ends_the_live_phase_after_the_events_before_it(listener: Li
 async def test_a_gap_at_the_first_live_event_sends_nothing_and_returns(listener: Listener) -> None:
     last_ids = {CHANNEL: 3}
     get_listener_manager().add_to_queues(CHANNEL, _event(5))
-    chunks = _live(listener, last_ids, NOTHING_WITHHELD)
+    chunks = _live(listener, last_ids, NOTHING_WITHHELD, OpenStream(None))
     with pytest.raises(StopAsyncIteration):
         await _next(chunks)
     assert last_ids == {CHANNEL: 3}
 
 
 async def test_a_resync_ends_the_live_phase(listener: Listener) -> None:
-    chunks = _live(listener, {CHANNEL: 3}, NOTHING_WITHHELD)
+    chunks = _live(listener, {CHANNEL: 3}, NOTHING_WITHHELD, OpenStream(None))
     assert fanout_module.resync_local_listeners() >= 1
     with pytest.raises(StopAsyncIteration):
         await _next(chunks)

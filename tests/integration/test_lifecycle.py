@@ -6,8 +6,10 @@ import asyncio
 import gc
 import json
 import sys
+import threading
 import weakref
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -17,6 +19,7 @@ from django.utils import timezone
 from answers import server
 from answers.models import Answer
 from answers.pipeline import flow, lifecycle, store
+from answers.retrieval.pipeline import retrieve
 from answers.server import ServerLifecycle
 from answers.sse.channels import channel_for
 from answers.sse.publish import SSE
@@ -177,6 +180,43 @@ async def test_lifespan_shutdown_fails_what_cannot_finish_and_publishes_error(se
         assert await Answer.objects.filter(status__in=["pending", "streaming"]).acount() == 0
     finally:
         lifecycle._shutting_down = False
+
+
+class HeldRetrieval:
+    """Retrieval (in its worker thread) held until `release`: an ask admitted, its answer not yet created."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, question: str, *, min_score: float, max_sources: int, reader: Any) -> Any:
+        self.entered.set()
+        self.release.wait(60)
+        return retrieve(question, min_score=min_score, max_sources=max_sources, reader=reader)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_ask_admitted_before_the_stop_but_started_after_its_grace_is_failed_as_shutdown(stub_openai):
+    """Issue 44: an ask still in its first steps when the stop began was missed by it, and its answer,
+    created afterwards, stayed `streaming`."""
+    stub_openai.set_default(Reply(pieces=["Never ", "sent"], hang=60))
+    retrieval = HeldRetrieval()
+    asking = asyncio.create_task(
+        flow.ask(question=QUESTION, asker_id=None, publisher=SSE, retriever=retrieval)
+    )
+    await asyncio.to_thread(retrieval.entered.wait, 60)
+
+    stopping = asyncio.create_task(lifecycle.shutdown(grace=0))
+    await await_until(lifecycle.is_shutting_down, within=20, what="the stop to begin")
+    retrieval.release.set()  # the answer is created now, past the grace
+    accepted = await asking
+    interrupted = await stopping
+
+    assert interrupted == [accepted.id]
+    answer = await Answer.objects.aget(id=accepted.id)
+    assert (answer.status, answer.error_kind) == ("failed", "shutdown")
+    assert await sync_to_async(event_types)(answer.id) == ["references", "error"]
+    assert stub_openai.requests == []  # never started generating
 
 
 class Node:

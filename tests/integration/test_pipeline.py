@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -14,16 +17,19 @@ from answers.models import Answer
 from answers.pipeline import flow, lifecycle, store
 from answers.pipeline.publisher import JSON
 from answers.providers.openai_provider import OpenAIProvider
+from answers.retrieval.types import RetrievedSource
 from answers.sse.publish import SSE
 from tests.fixtures.answers import QUESTION
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.providers import Reply
 
 pytestmark = pytest.mark.usefixtures("corpus", "openai_settings")
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_openai):
+async def test_a_burst_of_concurrent_asks_are_all_answered_and_persisted(stub_openai, settings):
     count = 20
+    settings.ANSWERS_MAX_GENERATING = count  # all of them taken (admission: test_admission.py)
 
     def reply(body):
         question = body["messages"][-1]["content"]
@@ -62,6 +68,58 @@ async def test_sse_generation_finishes_in_the_background_with_nobody_listening(s
     done = await Answer.objects.aget(id=answer.id)
     assert done.status == "done"
     assert done.final_text == "Later [1] and [2]."
+
+
+@dataclass
+class SlowStoring:
+    """The SSE path, each piece costing the app `per_piece` seconds (on `clock`) to store and publish:
+    a process streaming hundreds of answers at once."""
+
+    clock: FakeClock
+    per_piece: float
+    delivery: str = SSE.delivery
+    background: bool = SSE.background
+
+    def references(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> None:
+        SSE.references(answer_id, sources)
+
+    def deltas(self, answer_id: uuid.UUID, sources: Sequence[RetrievedSource]) -> SlowStoring:
+        self._deltas = SSE.deltas(answer_id, sources)
+        return self
+
+    async def add(self, piece: str) -> None:
+        self.clock.advance(self.per_piece)
+        await self._deltas.add(piece)
+
+    async def close(self, final_text: str | None = None) -> None:
+        await self._deltas.close(final_text)
+
+    async def done(self, answer: Answer) -> None:
+        await SSE.done(answer)
+
+    async def error(self, answer_id: uuid.UUID, message: str) -> None:
+        await SSE.error(answer_id, message)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_app_slow_to_store_pieces_does_not_fail_a_provider_inside_its_deadline(stub_openai):
+    # Each piece takes the app 4 s to store and publish, three pieces: 12 s of the app's time against
+    # a 5 s provider deadline. The provider's own time is a few hundredths of a second between pieces
+    # (so each is waited for): the answer is done.
+    stub_openai.enqueue(Reply(pieces=["Zebras graze ", "on grass [1]", " all day."], delay_s=0.05))
+    clock = FakeClock()
+    provider = OpenAIProvider(
+        base_url=stub_openai.base_url, api_key="k", model="stub-model", timeout=5, clock=clock
+    )
+
+    answer = await flow.ask(
+        question=QUESTION, asker_id=None, publisher=SlowStoring(clock, per_piece=4.0), provider=provider
+    )
+    await lifecycle.wait_for_background()
+
+    done = await Answer.objects.aget(id=answer.id)
+    assert (done.status, done.error_kind) == ("done", "")
+    assert done.raw_text == "Zebras graze on grass [1] all day."
 
 
 @pytest.mark.django_db

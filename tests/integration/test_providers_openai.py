@@ -14,6 +14,7 @@ from answers.providers import Provider, ProviderError, build_prompt
 from answers.providers.base import Generation
 from answers.providers.openai_provider import OpenAIProvider
 from answers.providers.registry import get_provider
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.providers import Reply, StubOpenAIServer, cite_first_source, stub_usage
 from tests.fixtures.providers import retrieved_source as _source
 
@@ -246,8 +247,8 @@ async def test_deadline_covers_retries(stub_openai: StubOpenAIServer) -> None:
 
 
 async def test_slow_consumer_is_not_cancelled_by_the_deadline(stub_openai: StubOpenAIServer) -> None:
-    # The deadline guards the provider's own waits; time spent by the consumer is its own business,
-    # but it still counts towards the whole call, so keep it under the setting here.
+    # The deadline guards the provider's own waits; a timeout held across `yield` would cancel the
+    # consumer's code instead.
     stub_openai.enqueue(Reply(pieces=["a", "b", "c"]))
     pieces = []
     async for piece in _provider(stub_openai, timeout=30.0).stream(PROMPT):
@@ -255,6 +256,47 @@ async def test_slow_consumer_is_not_cancelled_by_the_deadline(stub_openai: StubO
         pieces.append(piece)
 
     assert pieces == ["a", "b", "c"]
+
+
+async def test_the_consumers_time_between_pieces_does_not_count_against_the_deadline(
+    stub_openai: StubOpenAIServer,
+) -> None:
+    # The app storing and publishing each piece (here: twice the whole deadline per piece, on the
+    # deadline's clock) is not the provider's time: the answer ends well, every piece read. (Each
+    # piece is sent a little after the last, so the provider is waited for, with the deadline, each time.)
+    stub_openai.enqueue(Reply(pieces=["a", "b", "c"], delay_s=0.05))
+    clock = FakeClock()
+    pieces = []
+    async for piece in _provider(stub_openai, timeout=5.0, clock=clock).stream(PROMPT):
+        clock.advance(10.0)
+        pieces.append(piece)
+
+    assert pieces == ["a", "b", "c"]
+
+
+async def test_the_providers_own_time_still_counts_after_a_slow_consumer(
+    stub_openai: StubOpenAIServer,
+) -> None:
+    # The deadline moves by the consumer's time only: a provider that then hangs still times out.
+    stub_openai.enqueue(Reply(pieces=["First", " second"], hang=True, hang_after=1))
+    clock = FakeClock()
+    pieces: list[str] = []
+
+    async def consume() -> ProviderError | None:
+        try:
+            async for piece in _provider(stub_openai, timeout=1.0, clock=clock).stream(PROMPT):
+                clock.advance(10.0)
+                pieces.append(piece)
+        except ProviderError as error:
+            return error
+        return None
+
+    async with asyncio.timeout(HANG_BOUND):
+        error = await consume()
+
+    assert error is not None
+    assert error.kind == "timeout"
+    assert pieces == ["First"]
 
 
 async def test_connection_cut_mid_stream_keeps_partial_text_and_is_not_retried(

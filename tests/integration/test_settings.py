@@ -87,6 +87,7 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_STREAM_DB_WORKERS": 0}, ["answers.E010"]),
         ({"ANSWERS_PIPELINE_DB_WORKERS": 0}, ["answers.E011"]),
         ({"ANSWERS_REQUEST_THREADS": -1}, ["answers.E039"]),
+        ({"ANSWERS_MAX_GENERATING": -1}, ["answers.E050"]),
         ({"ANSWERS_REQUEST_THREADS": 0}, []),
         ({"DATABASE_POOL_SIZE": -1}, ["answers.E012"]),
         ({"DATABASE_POOL_SIZE": 0}, []),

@@ -13,14 +13,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.fixtures.live_server import corpus, manage, running_server
+from tests.fixtures.live_server import LiveServer, corpus, manage, running_server
 from tests.fixtures.providers import Reply, StubOpenAIServer
+from tests.fixtures.sse_client import ask, client_for, read_stream
 from tests.fixtures.waiting import await_until, wait_until
 
 QUESTION = "What do zebras eat on the grass?"
@@ -145,3 +149,132 @@ def test_sigterm_fails_what_cannot_finish_in_time_and_publishes_error(stub: Stub
     assert json_response.status_code == 503, json_response.text
     assert json_response.json()["id"] == left["json"]["id"]
     assert "stopped" in json_response.json()["detail"]
+
+
+GRACE_S = 8  # the window in which the test asks the stopping server (it is not waited out otherwise)
+_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+@dataclass
+class Listener:
+    """One event stream of an answer, read until its last event or until the server closes it."""
+
+    events: list[str] = field(default_factory=list)
+    closed_by: str = ""  # how the connection ended without `done`/`error`, if it did
+    in_flight: asyncio.Event = field(default_factory=asyncio.Event)  # a delta arrived
+
+    async def follow(self, client: httpx.AsyncClient, url: str) -> None:
+        try:
+            await read_stream(client, url, on_event=self.saw, limit_s=120)
+        except (httpx.HTTPError, AssertionError) as exc:
+            self.closed_by = f"{type(exc).__name__}: {exc}"
+        if not self.closed_by and self.events[-1:] not in (["error"], ["done"]):
+            self.closed_by = "a bare close"
+
+    def saw(self, event: Any) -> None:
+        self.events.append(event.type)
+        if event.type == "delta":
+            self.in_flight.set()
+
+
+async def _stopping(live: LiveServer) -> None:
+    """SIGTERM, then wait for the stop to begin: its log line, not a request racing it (daphne drops
+    a request still being read when the signal comes, with no response, until it exits)."""
+    os.kill(live.pid, signal.SIGTERM)
+    await await_until(
+        lambda: "shutdown: waiting up to" in live.log_tail(100_000),
+        within=GRACE_S,
+        what="the server to say it is stopping",
+    )
+
+
+async def _asks_while_stopping(client: httpx.AsyncClient, csrf: str) -> list[httpx.Response]:
+    """A JSON ask, an SSE ask and the no-JavaScript form, sent once the stop has begun."""
+    return list(
+        await asyncio.gather(
+            client.post("/api/answers/", json={"question": QUESTION}),
+            client.post("/api/answers/", json={"question": QUESTION, "stream": True}),
+            client.post("/ask/", data={"question": QUESTION, "csrfmiddlewaretoken": csrf}),
+        )
+    )
+
+
+@pytest.fixture(params=["one process", "redis"])
+def fanout_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Events reach listeners in this process directly, or through Redis (a round trip more between
+    publishing the `error` and a stream seeing it)."""
+    if request.param == "redis":
+        return {"REDIS_URL": request.getfixturevalue("redis_url")}
+    return {}
+
+
+def test_sigterm_refuses_new_asks_fails_every_accepted_one_and_tells_every_listener(
+    stub: StubOpenAIServer, fanout_env: dict[str, str]
+) -> None:
+    """Issue 44: asks after SIGTERM were accepted (202) and left `streaming`; some listeners saw the
+    connection close with no `error`."""
+    stub.set_default(Reply(pieces=["Zebras [1] ", "never finish"], hang_after=1, hang=120))
+    env = {
+        "ANSWERS_SHUTDOWN_GRACE": str(GRACE_S),
+        "ANSWERS_PROVIDER_TIMEOUT": "300",
+        "LOG_LEVEL": "INFO",
+        **fanout_env,
+    }
+    with running_server(openai_base_url=stub.base_url, documents=corpus(), extra_env=env) as live:
+
+        async def scenario() -> tuple[list[Listener], httpx.Response, list[httpx.Response]]:
+            async with client_for(live) as client, client_for(live) as streams:
+                csrf = _CSRF.search((await client.get("/")).text).group(1)  # type: ignore[union-attr]
+                json_ask = asyncio.create_task(client.post("/api/answers/", json={"question": QUESTION}))
+                listeners, following = [], []
+                for _ in range(6):
+                    events_url = (await ask(client, QUESTION))["events_url"]
+                    for _ in range(2):
+                        listener = Listener()
+                        listeners.append(listener)
+                        following.append(asyncio.create_task(listener.follow(streams, events_url)))
+                for listener in listeners:
+                    await asyncio.wait_for(listener.in_flight.wait(), 60)
+                await await_until(
+                    lambda: len(stub.requests) >= 7, within=60, what="every ask at the provider"
+                )
+
+                await _stopping(live)
+                refused = await _asks_while_stopping(client, csrf)
+                await asyncio.gather(*following)
+                return listeners, await json_ask, refused
+
+        listeners, json_response, refused = asyncio.run(scenario())
+        wait_until(lambda: _exited(live.pid), within=60, what="the server to exit after SIGTERM")
+        left = _answers(live.env)
+        log = live.log_tail(100_000)
+
+    for response in refused:
+        assert response.status_code == 503, (response.request.url, response.text[:500])
+        assert response.headers["Retry-After"] == "10"
+    assert "takes no new questions" in refused[0].json()["detail"]
+    assert "takes no new questions" in refused[2].text  # the form page, with the reason
+    # Nothing of the refused asks was stored: the seven accepted before the stop, each failed.
+    assert len(left) == 7, left
+    assert {(a["status"], a["kind"]) for a in left} == {("failed", "shutdown")}, (left, log[-3000:])
+    assert json_response.status_code == 503
+    assert json_response.json()["id"] in {a["id"] for a in left}
+    # Every listener got `error` before its connection closed.
+    assert [listener.closed_by for listener in listeners] == [""] * 12, log
+    assert all(listener.events[-1] == "error" for listener in listeners)
+    assert "stream(s) closed before their answer's last event" not in log
+
+
+_ANSWERS = r"""
+import json
+from answers.models import Answer
+print("ANSWERS=" + json.dumps([
+    {"id": str(a.id), "status": a.status, "kind": a.error_kind} for a in Answer.objects.all()
+]))
+"""
+
+
+def _answers(env: dict[str, str]) -> list[dict[str, str]]:
+    out = manage(["shell", "-c", _ANSWERS], env)
+    line = next(ln for ln in out.splitlines() if ln.startswith("ANSWERS="))
+    return list(json.loads(line.removeprefix("ANSWERS=")))
