@@ -278,3 +278,15 @@ def test_provider_model_and_asker_options(
     offline = evaluate("animals", "--provider", "extractive", tmp_path=tmp_path)
     assert offline["settings"]["provider"] == "extractive"
     assert len(stub_openai.requests) == 3  # the first run's three answered items only
+
+
+def test_a_run_is_bounded_by_its_own_concurrency_not_the_readers_admission_limit(
+    animal_set: EvaluationSet, settings: Any, tmp_path: Path
+) -> None:
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MAX_GENERATING = 1  # a server process would refuse a second reader's ask
+
+    document = evaluate("animals", "--concurrency", "4", tmp_path=tmp_path)
+
+    assert document["metrics"]["failed"] == 0
+    assert document["metrics"]["items"] == animal_set.items.count()
