@@ -22,9 +22,11 @@ from django.utils.text import Truncator
 
 from answers.admin.exports import QAExportMixin, ReviewResource
 from answers.admin.filters import LatestReviewFilter
+from answers.admin.panels.summary import answer_summary
+from answers.admin.panels.support import support_panel
 from answers.admin.selectors import review_is_latest_expression
 from answers.feedback import feedback_resolve_for_review
-from answers.models import AnswerSource, Feedback, Review, ReviewSourceFlag
+from answers.models import Answer, AnswerSource, Feedback, Review, ReviewSourceFlag
 from answers.selectors import may_read_trails
 
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
     resource_classes = (ReviewResource,)
 
     class Media:
-        css = {"all": ("answers/admin_review.css",)}
+        css = {"all": ("answers/admin_answer.css", "answers/admin_review.css")}
 
     fields = ("answer", "verdict", "notes", "reviewer", "created_at")
     readonly_fields = ("reviewer", "created_at")
@@ -135,7 +137,20 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
         # One button: a saved review cannot be edited further, and the next one is for another answer.
         extra_context = {**(extra_context or {}), "show_save_and_continue": False}
         extra_context["show_save_and_add_another"] = False
+        extra_context["reviewed"] = reviewed_answer(request, _answer_id_from(request))
         return super().add_view(request, form_url, extra_context)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        review = self.get_object(request, object_id)
+        answer_id = review.answer_id if review is not None else None
+        extra_context = {**(extra_context or {}), "reviewed": reviewed_answer(request, answer_id)}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def save_model(self, request: HttpRequest, obj: Review, form: Any, change: bool) -> None:
         obj.reviewer = request.user  # type: ignore[assignment]
@@ -162,6 +177,19 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
     @admin.display(description="counts (latest of its answer)", boolean=True, ordering="latest")
     def counts(self, obj: Review) -> bool:
         return bool(getattr(obj, "latest", False))
+
+
+def reviewed_answer(request: HttpRequest, answer_id: uuid.UUID | None) -> dict[str, Any] | None:
+    """What the review form shows above itself, so the reviewer needs no other tab: the answer as its
+    reader got it (question, final text, Sources) and its support check. Only for whoever may read the
+    trails (the support record is the trail's); None when there is no such answer."""
+    if answer_id is None or not may_read_trails(request.user):
+        return None
+    answer = Answer.objects.filter(pk=answer_id).prefetch_related("sources").first()
+    if answer is None:
+        return None
+    sources = list(answer.sources.all())
+    return {"summary": answer_summary(answer, sources), "support": support_panel(answer, sources)}
 
 
 def review_saved_message(review: Review, *, resolved: int) -> str:
