@@ -137,20 +137,21 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
         # One button: a saved review cannot be edited further, and the next one is for another answer.
         extra_context = {**(extra_context or {}), "show_save_and_continue": False}
         extra_context["show_save_and_add_another"] = False
-        extra_context["reviewed"] = reviewed_answer(request, _answer_id_from(request))
         return super().add_view(request, form_url, extra_context)
 
-    def change_view(
+    def render_change_form(
         self,
         request: HttpRequest,
-        object_id: str,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
         form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
+        obj: Review | None = None,
     ) -> HttpResponse:
-        review = self.get_object(request, object_id)
-        answer_id = review.answer_id if review is not None else None
-        extra_context = {**(extra_context or {}), "reviewed": reviewed_answer(request, answer_id)}
-        return super().change_view(request, object_id, form_url, extra_context)
+        # The form (and a saved review's page) shows the answer it is about.
+        answer_id = obj.answer_id if obj is not None else _answer_id_from(request)
+        context["reviewed"] = reviewed_answer(request, answer_id)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request: HttpRequest, obj: Review, form: Any, change: bool) -> None:
         obj.reviewer = request.user  # type: ignore[assignment]

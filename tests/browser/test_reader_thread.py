@@ -39,16 +39,25 @@ def done(page: Page, turn: int) -> None:
     )
 
 
-def two_turns(page: Page, stub: StubOpenAIServer) -> None:
-    """A question and a follow-up on the ask page, both done (each citing two sources)."""
-    stub.enqueue(
-        Reply(pieces=["Zebras live in grassland [2] and savanna [1]."]),
-        Reply(pieces=["Quokka facts?"]),  # the follow-up's rewrite (not streamed)
-        Reply(pieces=["Quokkas live on an island [2] in dense scrub [1]."]),
-    )
+# A question and a follow-up, each answer citing two sources.
+TWO_TURNS = (
+    Reply(pieces=["Zebras live in grassland [2] and savanna [1]."]),
+    Reply(pieces=["Quokka facts?"]),  # the follow-up's rewrite (not streamed)
+    Reply(pieces=["Quokkas live on an island [2] in dense scrub [1]."]),
+)
+
+
+def first_turn(page: Page, stub: StubOpenAIServer, *replies: Reply) -> None:
+    """The stub's `replies` queued, the zebra question asked on the ask page, its answer done."""
+    stub.enqueue(*replies)
     page.goto("/")
     ask(page, ZEBRA_QUESTION)
     done(page, 1)
+
+
+def two_turns(page: Page, stub: StubOpenAIServer) -> None:
+    """A question and a follow-up on the ask page, both done."""
+    first_turn(page, stub, *TWO_TURNS)
     ask(page, "And what about quokkas?")
     done(page, 2)
 
@@ -102,14 +111,7 @@ def test_the_box_is_emptied_after_every_turn_and_sits_right_under_the_last_answe
     sized_page: Page, browser_stub: StubOpenAIServer
 ) -> None:
     page = sized_page
-    browser_stub.enqueue(
-        Reply(pieces=["Zebras live in grassland [2] and savanna [1]."]),
-        Reply(pieces=["Quokka facts?"]),
-        Reply(pieces=["Quokkas live on an island [2] in dense scrub [1]."]),
-    )
-    page.goto("/")
-    ask(page, ZEBRA_QUESTION)
-    done(page, 1)
+    first_turn(page, browser_stub, *TWO_TURNS)
     box = page.locator(BOX)
     expect(box).to_have_value("")  # the first turn included
     expect(page.locator("[data-ask-label]")).to_have_text("Ask a follow-up")
@@ -144,10 +146,7 @@ def test_one_report_control_per_source_and_one_copy_link(
     sized_page: Page, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
     page = sized_page
-    browser_stub.enqueue(Reply(pieces=["Zebras live in grassland [2] and savanna [1]."]))
-    page.goto("/")
-    ask(page, ZEBRA_QUESTION)
-    done(page, 1)
+    first_turn(page, browser_stub, TWO_TURNS[0])
     answer_id = page.locator("[data-answer]").first.get_attribute("data-answer-id")
     sources = page.locator("[data-answer-sources] > li")
     expect(sources).to_have_count(2)
@@ -215,10 +214,7 @@ def test_a_conversation_opened_by_another_reader_says_why_it_has_no_box(
     sized_page: Page, browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
 ) -> None:
     page = sized_page
-    browser_stub.enqueue(Reply(pieces=["Zebras live in grassland [1]."]))
-    page.goto("/")
-    ask(page, ZEBRA_QUESTION)
-    done(page, 1)
+    first_turn(page, browser_stub, Reply(pieces=["Zebras live in grassland [1]."]))
     expect(page).to_have_url(CONVERSATION_URL)
     conversation = page.url
     # Its asker, on a reload: the box, no word of another reader.
