@@ -27,7 +27,7 @@ from answers import examples, payloads, selectors
 from answers.api.throttles import AskAnonThrottle, AskUserThrottle, FeedbackAnonThrottle
 from answers.auth import AuthenticationFailed, challenge, request_user
 from answers.conf import conf
-from answers.conversations.selectors import conversation_get, conversation_turns
+from answers.conversations.selectors import conversation_get, conversation_turns, earlier_questions
 from answers.conversations.services import (
     Asker,
     ConversationNotFound,
@@ -379,7 +379,9 @@ def _markdown_href(request: HttpRequest, url: str) -> str:
 def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
     """`/answers/<id>/answer.md`: a done answer as Markdown with its numbered Sources list, as a download.
 
-    The permalink's read rules (a 404 for whoever may not read it); an answer not done is a 409.
+    A follow-up's file starts with the questions asked before it in its conversation: the answer to
+    "and how is that different?" reads as an answer to something. The permalink's read rules (a 404
+    for whoever may not read it); an answer not done is a 409.
     """
     found = _readable_answer(request, answer_id)
     if isinstance(found, HttpResponse):
@@ -405,6 +407,7 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
     ]
     context = {
         "question": _markdown_title(answer.question),
+        "earlier": [_markdown_title(question) for question in earlier_questions(answer)],
         "text": markdown_without_html(answer.final_text),
         "references": references,
         "permalink": request.build_absolute_uri(answer.get_absolute_url()),

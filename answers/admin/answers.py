@@ -53,6 +53,8 @@ else:
     _AnswerAdminBase = admin.ModelAdmin
 
 PANELS = "admin/answers/answer/trail/"
+# The list's question column: a line or two at 1280 px (the whole question is on the answer's page).
+QUESTION_CHARS = 80
 TRACE_COLUMNS = ("title", "document_id", "chunk_id", "score", "lexical_score")
 
 
@@ -81,19 +83,15 @@ def _panel(name: str, **context: Any) -> SafeString:
 
 
 class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
+    # The key columns, to fit a 1280 px window; the rest of the trail (delivery, dropped, renumbered,
+    # stripped, fallback) is on the answer's page and behind the filters.
     list_display = (
         "question_short",
-        "status",
-        "delivery",
+        "status_shown",
         "provider_model",
-        "cited_retrieved",
-        "dropped",
-        "renumbered",
-        "fallback",
-        "declined",
-        "may_not_address",
-        "stripped_count",
-        "support_counts",
+        "final_sources",
+        "support_found",
+        "coverage_found",
         "verdict",
         "feedback_unresolved",
         "created_at",
@@ -224,37 +222,48 @@ class AnswerAdmin(QAExportMixin, _AnswerAdminBase):
 
     @admin.display(description="question", ordering="question")
     def question_short(self, obj: Answer) -> str:
-        return obj.question if len(obj.question) <= 100 else obj.question[:99] + "…"
+        question = obj.question
+        return question if len(question) <= QUESTION_CHARS else question[: QUESTION_CHARS - 1] + "…"
+
+    @admin.display(description="status", ordering="status")
+    def status_shown(self, obj: Answer) -> str:
+        """The status, and for a done answer no source reached the threshold for: "declined"."""
+        if obj.status == Answer.Status.DONE and obj.declined:
+            return "Declined"
+        return str(obj.get_status_display())
 
     @admin.display(description="provider / model", ordering="provider")
     def provider_model(self, obj: Answer) -> str:
         return f"{obj.provider} / {obj.model}" if obj.model else obj.provider
 
-    @admin.display(description="cited/retrieved", ordering="cited_count")
-    def cited_retrieved(self, obj: Answer) -> str:
-        return f"{_annotation(obj, 'cited_count')}/{_annotation(obj, 'retrieved_count')}"
+    @admin.display(description="final sources", ordering="cited_count")
+    def final_sources(self, obj: Answer) -> str:
+        """The Sources list readers got, of the sources retrieved (a fallback lists every one)."""
+        retrieved = int(_annotation(obj, "retrieved_count"))
+        final = retrieved if obj.fallback else int(_annotation(obj, "cited_count"))
+        return f"{final} of {retrieved}" + (" (fallback)" if obj.fallback else "")
 
-    @admin.display(description="dropped", ordering="dropped_count")
-    def dropped(self, obj: Answer) -> int:
-        return int(_annotation(obj, "dropped_count"))
-
-    @admin.display(description="renumbered", boolean=True, ordering="renumbered")
-    def renumbered(self, obj: Answer) -> bool:
-        return bool(_annotation(obj, "renumbered"))
-
-    @admin.display(description="stripped")
-    def stripped_count(self, obj: Answer) -> int:
-        return len(obj.stripped)
-
-    @admin.display(description="unsupported / grounded uncited")
-    def support_counts(self, obj: Answer) -> str:
+    @admin.display(description="support", ordering="unsupported_count")
+    def support_found(self, obj: Answer) -> str:
+        """The support check's findings (answers.support): unsupported citations, grounded uncited."""
         if obj.unsupported_count is None or obj.grounded_uncited_count is None:
             return EMPTY
-        return f"{obj.unsupported_count} / {obj.grounded_uncited_count}"
+        found = [
+            f"{count} {what}"
+            for count, what in (
+                (obj.unsupported_count, "unsupported"),
+                (obj.grounded_uncited_count, "grounded uncited"),
+            )
+            if count
+        ]
+        return ", ".join(found) or "OK"
 
-    @admin.display(description="may not address", boolean=True, ordering="may_not_address")
-    def may_not_address(self, obj: Answer) -> bool | None:
-        return obj.may_not_address
+    @admin.display(description="coverage", ordering="may_not_address")
+    def coverage_found(self, obj: Answer) -> str:
+        """Whether the cited sources hold the question's key terms (answers.support coverage)."""
+        if obj.may_not_address is None:
+            return EMPTY
+        return "May not address" if obj.may_not_address else "OK"
 
     @admin.display(description="review verdict", ordering="latest_verdict")
     def verdict(self, obj: Answer) -> str:

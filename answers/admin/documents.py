@@ -6,6 +6,7 @@ documents API, which validate them and rebuild their chunks and search index.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin
@@ -30,9 +31,19 @@ class ChunkInline(admin.TabularInline):  # type: ignore[type-arg]
         return False
 
 
+class NamedValuesFilter(admin.AllValuesFieldListFilter):
+    """A field's stored values to filter on, the empty one named "(none)" (else its link has no text)."""
+
+    def choices(self, changelist: Any) -> Iterator[Any]:
+        for choice in super().choices(changelist):
+            if choice["display"] == "":
+                choice["display"] = "(none)"
+            yield choice
+
+
 class DocumentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("title", "doc_type", "access_display", "url", "chunk_count", "updated_at")
-    list_filter = ("access", "source", "doc_type")
+    list_filter = ("access", ("source", NamedValuesFilter), ("doc_type", NamedValuesFilter))
     search_fields = ("title", "key", "url")
     ordering = ("title", "id")
     fields = (

@@ -1,10 +1,11 @@
 """The citation health page: per provider/model shares of dropped, renumbered, fallback, stripped,
 unsupported citations, grounded but uncited sentences, declined answers, answers that may not
-address the question, failed, and of answers readers called unhelpful or whose sources they flagged."""
+address the question, failed, of answers readers called unhelpful or whose sources they flagged,
+and of the reviewers' verdicts (each answer's latest review)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -15,8 +16,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from answers.admin.selectors import HealthRow, citation_health, health_total
-from answers.models import Answer
+from answers.admin.selectors import HealthRow, citation_health, health_total, review_verdicts
+from answers.models import Answer, Review
 
 EMPTY = "—"
 
@@ -53,8 +54,13 @@ def health_view(request: HttpRequest, *, model_admin: ModelAdmin[Answer]) -> Htt
     if form.is_valid():
         since_day = form.cleaned_data.get("since") or since_day
         until_day = form.cleaned_data.get("until") or until_day
-    rows = citation_health(since=_day_start(since_day), until=_day_start(until_day + timedelta(days=1)))
+    since, until = _day_start(since_day), _day_start(until_day + timedelta(days=1))
+    rows = citation_health(since=since, until=until)
+    verdicts = review_verdicts(since=since, until=until)
     total = health_total(rows)
+    cells = [_health_cells(r, verdicts.get((r.provider, r.model), {})) for r in rows]
+    total_cells = _health_cells(total, _verdicts_total(verdicts.values()))
+    columns = [*cells, total_cells] if len(cells) > 1 else cells
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,
@@ -62,8 +68,10 @@ def health_view(request: HttpRequest, *, model_admin: ModelAdmin[Answer]) -> Htt
         "form": form,
         "since": since_day,
         "until": until_day,
-        "rows": [_health_cells(r) for r in rows],
-        "total": _health_cells(total),
+        "rows": cells,
+        "total": total_cells,
+        "columns": columns,
+        "sections": _health_sections(columns),
         "chart": _health_chart([*rows, total] if len(rows) > 1 else rows),
     }
     return TemplateResponse(request, "admin/answers/answer/health.html", context)
@@ -73,7 +81,17 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
 
 
-def _health_cells(row: HealthRow) -> dict[str, Any]:
+def _verdicts_total(groups: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for group in groups:
+        for verdict, count in group.items():
+            total[verdict] = total.get(verdict, 0) + count
+    return total
+
+
+def _health_cells(row: HealthRow, verdicts: dict[str, int]) -> dict[str, Any]:
+    """One provider/model's figures as the page shows them; `verdicts`: its answers by latest verdict."""
+    reviewed = sum(verdicts.values())
     return {
         "provider": row.provider,
         "model": row.model,
@@ -95,71 +113,116 @@ def _health_cells(row: HealthRow) -> dict[str, Any]:
         "failed": percent(row.failed_share),
         "avg_retrieved": number(row.avg_retrieved, 2),
         "avg_cited": number(row.avg_cited, 2),
+        "reviewed": reviewed,
+        **{
+            f"verdict_{verdict}": percent(verdicts.get(verdict, 0) / reviewed if reviewed else None)
+            for verdict in Review.Verdict.values
+        },
     }
 
 
-CHART_METRICS = (
-    ("dropped", "with dropped sources", "#d9822b"),
-    ("renumbered", "renumbered", "#447e9b"),
-    ("fallback", "fallback", "#8a6fb0"),
-    ("stripped", "stripped markers", "#c0392b"),
-    ("normalized", "markers repaired (dialects)", "#2e8b57"),
-    ("unhelpful", "readers: unhelpful", "#b8860b"),
-    ("flagged", "readers: flagged a source", "#8b4513"),
-    ("unsupported", "unsupported citations", "#b03060"),
-    ("grounded_uncited", "grounded but uncited", "#1f6f8b"),
-    ("declined", "declined (nothing relevant)", "#6b8e23"),
-    ("may_not_address", "may not address the question", "#a0522d"),
-    ("failed", "failed", "#555555"),
+# The table: one row per figure (a column per provider/model, then all of them), in sections; each key is
+# one of _health_cells'. What each figure counts, and over which answers, is the template's disclosure.
+HEALTH_SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("Answers", (("answers", "answers"), ("done", "done"), ("failed", "failed"), ("declined", "declined"))),
+    (
+        "Citations",
+        (
+            ("dropped", "with dropped sources"),
+            ("renumbered", "renumbered"),
+            ("fallback", "fallback"),
+            ("stripped", "stripped markers"),
+            ("normalized", "markers repaired"),
+        ),
+    ),
+    (
+        "Support and coverage",
+        (
+            ("support_checked", "support checked"),
+            ("unsupported", "unsupported citations"),
+            ("grounded_uncited", "grounded but uncited"),
+            ("coverage_checked", "coverage checked"),
+            ("may_not_address", "may not address the question"),
+        ),
+    ),
+    ("Readers", (("unhelpful", "readers: unhelpful"), ("flagged", "readers: flagged a source"))),
+    ("Sources per done answer", (("avg_retrieved", "avg retrieved"), ("avg_cited", "avg cited"))),
 )
-LEGEND_COLUMNS = 4
-CHART_LABEL_WIDTH = 220
-CHART_BAR_WIDTH = 400
-CHART_BAR_HEIGHT = 12
+
+
+def _health_sections(columns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """HEALTH_SECTIONS, and the reviewers' verdicts (how many answers were reviewed, and the share of each
+    latest verdict among them): each figure with its cell in each of `columns`."""
+    reviews = (
+        ("reviewed", "reviewed answers"),
+        *((f"verdict_{value}", f"verdict: {label}") for value, label in Review.Verdict.choices),
+    )
+    return [
+        {
+            "title": title,
+            "figures": [
+                {"key": key, "label": label, "cells": [column[key] for column in columns]}
+                for key, label in figures
+            ],
+        }
+        for title, figures in (*HEALTH_SECTIONS, ("Reviewers' verdicts (latest review)", reviews))
+    ]
+
+
+# The chart's bars, each labelled by its name beside it (no colour key): (HealthRow share, label).
+CHART_METRICS = (
+    ("dropped", "with dropped sources"),
+    ("renumbered", "renumbered"),
+    ("fallback", "fallback"),
+    ("stripped", "stripped markers"),
+    ("normalized", "markers repaired (dialects)"),
+    ("unhelpful", "readers: unhelpful"),
+    ("flagged", "readers: flagged a source"),
+    ("unsupported", "unsupported citations"),
+    ("grounded_uncited", "grounded but uncited"),
+    ("declined", "declined (nothing relevant)"),
+    ("may_not_address", "may not address the question"),
+    ("failed", "failed"),
+)
+CHART_LABEL_WIDTH = 200  # the longest label at the chart's 11 px font is ~170 px: none is cut
+CHART_BAR_WIDTH = 360
+CHART_BAR_HEIGHT = 14
+CHART_GAP = 4
+CHART_HEADING = 24  # each provider/model's name, over its bars
 
 
 def _health_chart(rows: Sequence[HealthRow]) -> dict[str, Any]:
-    """Geometry for a small server-rendered SVG: one group of bars (shares, 0-100%) per provider/model."""
+    """Geometry for a small server-rendered SVG: per provider/model, its name, then one bar per share
+    (0-100%) with its label on the left and its value on the right."""
     groups = []
-    y = 10
+    y = 0
+    step = CHART_BAR_HEIGHT + CHART_GAP
     for row in rows:
-        shares = {key: getattr(row, f"{key}_share") for key, _, _ in CHART_METRICS}
         bars = []
-        for i, (key, label, colour) in enumerate(CHART_METRICS):
-            share = shares[key] or 0.0
-            width = share * CHART_BAR_WIDTH
+        for i, (key, label) in enumerate(CHART_METRICS):
+            share = getattr(row, f"{key}_share")
+            width = (share or 0.0) * CHART_BAR_WIDTH
+            top = y + CHART_HEADING + i * step
             bars.append(
                 {
-                    "x": CHART_LABEL_WIDTH,
-                    "y": y + i * (CHART_BAR_HEIGHT + 2),
+                    "y": top,
                     # Strings, not floats: the template must not localize an SVG coordinate.
                     "width": f"{width:.1f}",
-                    "height": CHART_BAR_HEIGHT,
-                    "colour": colour,
-                    "label": f"{label}: {percent(shares[key])}",
-                    "text_x": f"{CHART_LABEL_WIDTH + width + 4:.1f}",
-                    "text_y": y + i * (CHART_BAR_HEIGHT + 2) + CHART_BAR_HEIGHT - 2,
-                    "value": percent(shares[key]),
+                    "label": label,
+                    "title": f"{label}: {percent(share)}",
+                    "text_y": top + CHART_BAR_HEIGHT - 3,
+                    "value_x": f"{CHART_LABEL_WIDTH + width + 4:.1f}",
+                    "value": percent(share),
                 }
             )
-        group_height = len(CHART_METRICS) * (CHART_BAR_HEIGHT + 2)
         name = f"{row.provider} / {row.model}" if row.model else row.provider
-        groups.append({"name": name, "label_y": y + group_height // 2 + 4, "bars": bars})
-        y += group_height + 14
-    # The legend, four to a line, so it stays within the chart's width.
+        groups.append({"name": name, "name_y": y + 16, "bars": bars})
+        y += CHART_HEADING + len(CHART_METRICS) * step + 12
     return {
-        "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 60,
-        "height": y + 16 + 16 * -(-len(CHART_METRICS) // LEGEND_COLUMNS),
-        "legend": [
-            {
-                "x": 10 + (i % LEGEND_COLUMNS) * 170,
-                "y": y + 10 + (i // LEGEND_COLUMNS) * 16,
-                "text_x": 24 + (i % LEGEND_COLUMNS) * 170,
-                "text_y": y + 19 + (i // LEGEND_COLUMNS) * 16,
-                "label": label,
-                "colour": colour,
-            }
-            for i, (_, label, colour) in enumerate(CHART_METRICS)
-        ],
+        "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 44,
+        "height": y,
+        "label_x": CHART_LABEL_WIDTH - 6,
+        "bar_x": CHART_LABEL_WIDTH,
+        "bar_height": CHART_BAR_HEIGHT,
         "groups": groups,
     }

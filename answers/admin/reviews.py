@@ -22,9 +22,11 @@ from django.utils.text import Truncator
 
 from answers.admin.exports import QAExportMixin, ReviewResource
 from answers.admin.filters import LatestReviewFilter
+from answers.admin.panels.summary import answer_summary
+from answers.admin.panels.support import support_panel
 from answers.admin.selectors import review_is_latest_expression
 from answers.feedback import feedback_resolve_for_review
-from answers.models import AnswerSource, Feedback, Review, ReviewSourceFlag
+from answers.models import Answer, AnswerSource, Feedback, Review, ReviewSourceFlag
 from answers.selectors import may_read_trails
 
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
     resource_classes = (ReviewResource,)
 
     class Media:
-        css = {"all": ("answers/admin_review.css",)}
+        css = {"all": ("answers/admin_answer.css", "answers/admin_review.css")}
 
     fields = ("answer", "verdict", "notes", "reviewer", "created_at")
     readonly_fields = ("reviewer", "created_at")
@@ -136,6 +138,20 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
         extra_context = {**(extra_context or {}), "show_save_and_continue": False}
         extra_context["show_save_and_add_another"] = False
         return super().add_view(request, form_url, extra_context)
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Review | None = None,
+    ) -> HttpResponse:
+        # The form (and a saved review's page) shows the answer it is about.
+        answer_id = obj.answer_id if obj is not None else _answer_id_from(request)
+        context["reviewed"] = reviewed_answer(request, answer_id)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def save_model(self, request: HttpRequest, obj: Review, form: Any, change: bool) -> None:
         obj.reviewer = request.user  # type: ignore[assignment]
@@ -162,6 +178,19 @@ class ReviewAdmin(QAExportMixin, _ReviewAdminBase):
     @admin.display(description="counts (latest of its answer)", boolean=True, ordering="latest")
     def counts(self, obj: Review) -> bool:
         return bool(getattr(obj, "latest", False))
+
+
+def reviewed_answer(request: HttpRequest, answer_id: uuid.UUID | None) -> dict[str, Any] | None:
+    """What the review form shows above itself, so the reviewer needs no other tab: the answer as its
+    reader got it (question, final text, Sources) and its support check. Only for whoever may read the
+    trails (the support record is the trail's); None when there is no such answer."""
+    if answer_id is None or not may_read_trails(request.user):
+        return None
+    answer = Answer.objects.filter(pk=answer_id).prefetch_related("sources").first()
+    if answer is None:
+        return None
+    sources = list(answer.sources.all())
+    return {"summary": answer_summary(answer, sources), "support": support_panel(answer, sources)}
 
 
 def review_saved_message(review: Review, *, resolved: int) -> str:

@@ -359,6 +359,23 @@ def citation_health(*, since: datetime, until: datetime) -> list[HealthRow]:
     return rows
 
 
+def review_verdicts(*, since: datetime, until: datetime) -> dict[tuple[str, str], dict[str, int]]:
+    """Per provider/model, answers created in [since, until) by the verdict of their latest review (the one
+    that counts: latest_verdict_expression); unreviewed answers are not counted. One grouped query."""
+    counted = (
+        Answer.objects.filter(created_at__gte=since, created_at__lt=until)
+        .annotate(latest_verdict=latest_verdict_expression())
+        .filter(latest_verdict__isnull=False)
+        .order_by()
+        .values("provider", "model", "latest_verdict")
+        .annotate(n=Count("pk"))
+    )
+    verdicts: dict[tuple[str, str], dict[str, int]] = {}
+    for row in counted:
+        verdicts.setdefault((row["provider"], row["model"]), {})[row["latest_verdict"]] = row["n"]
+    return verdicts
+
+
 def health_total(rows: Iterable[HealthRow]) -> HealthRow:
     """All providers/models together."""
     rows = list(rows)

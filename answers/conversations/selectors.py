@@ -31,6 +31,17 @@ def conversation_get(*, conversation_id: uuid.UUID, user: Any) -> Conversation |
     return conversation
 
 
+def earlier_questions(answer: Answer) -> list[str]:
+    """The questions asked before `answer` in its conversation, in turn order (none for a first turn)."""
+    if answer.conversation_id is None or answer.turn <= 1:
+        return []
+    return list(
+        Answer.objects.filter(conversation_id=answer.conversation_id, turn__lt=answer.turn)
+        .order_by("turn")
+        .values_list("question", flat=True)
+    )
+
+
 def conversation_turns(conversation: Conversation) -> list[Answer]:
     """The answers of a conversation from conversation_get, in turn order."""
     return list(getattr(conversation, "turn_list", None) or conversation.turns.order_by("turn"))

@@ -104,3 +104,22 @@ def wide_page(browser: Browser, browser_server: LiveServer, browser_stub: StubOp
     with fresh_page(browser, browser_server.url) as page:
         page.set_viewport_size({"width": 1280, "height": 900})
         yield page
+
+
+@pytest.fixture
+def narrow_page(
+    browser: Browser, browser_server: LiveServer, browser_stub: StubOpenAIServer
+) -> Iterator[Page]:
+    """A fresh page 390 px wide (a phone held upright) on the live server (the stub reset)."""
+    browser_stub.reset()
+    with fresh_page(browser, browser_server.url) as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        yield page
+
+
+@pytest.fixture(params=[1280, 390], ids=["1280px", "390px"])
+def sized_page(request: pytest.FixtureRequest) -> Page:
+    """The test once on a 1280 px page (`wide_page`) and once on a 390 px one (`narrow_page`)."""
+    fixture = "wide_page" if request.param == 1280 else "narrow_page"
+    page: Page = request.getfixturevalue(fixture)
+    return page

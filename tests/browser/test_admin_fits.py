@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.fixtures.browser_pages import sign_in
+from tests.fixtures.browser_pages import report_source, sign_in
 from tests.fixtures.live_server import ZEBRA_QUESTION
 from tests.fixtures.page_checks import clipped, contrast, empty_links, scrolls_sideways, squeezed
 from tests.fixtures.providers import Reply, StubOpenAIServer
@@ -38,9 +38,7 @@ def test_the_qa_pages_fit_at_1280_px(wide_page: Page, browser_stub: StubOpenAISe
     page.fill("textarea[name=question]", ZEBRA_QUESTION)
     page.click("button[type=submit]")
     expect(page.locator("[data-answer]")).to_have_attribute("data-answer-status", "done")
-    page.locator('[data-flag-source="2"]').locator("xpath=..").locator("[data-flag-note]").fill(LONG_COMMENT)
-    page.click('[data-flag-source="2"]')
-    expect(page.locator('[data-flag-source="2"]')).to_have_attribute("aria-pressed", "true")
+    report_source(page, 2, LONG_COMMENT)
     titles = page.locator("[data-answer-sources] > li .source-title").all_inner_texts()
     answer_id = (
         (page.locator("[data-answer-permalink]").get_attribute("href") or "").strip("/").split("/")[-1]

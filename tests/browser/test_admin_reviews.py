@@ -9,6 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from tests.fixtures.browser_pages import report_source
 from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION
 from tests.fixtures.page_checks import clipped, empty_links, scrolls_sideways
 from tests.fixtures.providers import Reply, StubOpenAIServer
@@ -39,8 +40,7 @@ def test_a_correction_is_a_second_review_and_an_export_honours_the_filter(
     page = wide_page
     reviewed = ask(page, browser_stub, "Zebras live in grassland [1].")
     # A reader flags the answer's source: the first review resolves that.
-    page.click('[data-flag-source="1"]')
-    expect(page.locator('[data-flag-source="1"]')).to_have_attribute("aria-pressed", "true")
+    report_source(page, 1)
     other = ask(page, browser_stub, "Zebras live in savanna [1].")
 
     page.goto("/admin/login/")

@@ -186,6 +186,7 @@ def test_without_javascript_a_follow_up_is_a_form_post_that_adds_a_turn(
 
 
 TURN_2_TEXT = "Quokkas live on an island [2] in dense scrub [1]."
+FOLLOW_UP = "And what about them?"
 
 
 def _two_turns(page: Page, browser_stub: StubOpenAIServer) -> tuple[str, str]:
@@ -198,7 +199,7 @@ def _two_turns(page: Page, browser_stub: StubOpenAIServer) -> tuple[str, str]:
     page.goto("/")
     _ask(page, ZEBRA_QUESTION)
     _done(page, 1)
-    _ask(page, "And what about them?")
+    _ask(page, FOLLOW_UP)
     _done(page, 2)
     ids = [
         page.locator(f'[data-turn="{turn}"] [data-answer]').get_attribute("data-answer-id") or ""
@@ -246,7 +247,10 @@ def test_copy_preview_and_feedback_on_a_later_turn_are_that_turns_own(
     for number, title in shown:  # these titles' URLs are no links: the title alone (docs/api.md, answer.md),
         as_text = re.sub(r"([\\\[\]<>&])", r"\\\1", title)  # its markup characters escaped: text
         assert f"\n{number}. {as_text}\n" in sources, sources
-    assert "Zebra habitat guide" not in copied, "nothing of turn 1"
+    # Turn 1's question above turn 2's (docs/api.md, answer.md), and nothing else of turn 1.
+    earlier, _, own = copied.partition(f"# {FOLLOW_UP}\n")
+    assert earlier == f"Earlier in this conversation:\n\n1. {ZEBRA_QUESTION}\n\n"
+    assert "Zebra habitat guide" not in own, "nothing of turn 1's answer"
     assert copied.rstrip().endswith(f"Answer: {browser_server.url}/answers/{second_id}/")
 
     # Copy link: turn 2's permalink.

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.fixtures.browser_pages import report_source
 from tests.fixtures.live_server import PASSWORD, ZEBRA_QUESTION, LiveServer, manage, served
 from tests.fixtures.providers import Reply, StubOpenAIServer
 
@@ -114,9 +115,7 @@ def test_readers_send_feedback_from_the_page_and_reviewers_find_it_in_admin(
 
     # Source [2] does not back the answer, with its own note, full of markup.
     flag = page.locator(f"{SOURCES}").nth(1).locator("[data-flag]")
-    flag.locator("[data-flag-note]").fill(HOSTILE)
-    flag.locator('[data-flag-source="2"]').click()
-    expect(flag.locator('[data-flag-source="2"]')).to_have_attribute("aria-pressed", "true")
+    report_source(page, 2, HOSTILE)
     expect(flag.locator('[data-flag-source="2"]')).to_have_text("Flagged: does not back the answer")
     assert page.evaluate("document.activeElement.dataset.flagSource") == "2"
     expect(page.locator('[data-flag-source="1"]')).to_have_attribute("aria-pressed", "false")

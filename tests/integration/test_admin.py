@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -64,12 +65,43 @@ def test_answer_list_shows_each_question_and_the_trail_columns(admin_client, ans
     assert response.status_code == 200
     html = response.content.decode()
     assert "Which doc says what?" in html
-    assert "2/4" in html  # cited/retrieved
+    assert "2 of 4" in html  # the final sources, of those retrieved
     assert "scripted / scripted-1" in html
     assert "Citation health" in html
     row = response.context["cl"].result_list[0]
     assert row.pk == answer.pk
     assert (row.cited_count, row.retrieved_count, row.dropped_count, row.renumbered) == (2, 4, 2, True)
+
+
+def test_the_answer_list_has_the_key_columns_only(admin_client, admin_user, answer_factory):
+    """Nine columns (issue 47: the list fits a 1280 px window); the rest of the trail is on the answer's page
+    and behind the filters."""
+    fallback = answer_factory(text="No marker at all.", source_count=3, question="Which doc?")
+    Review.objects.create(answer=fallback, reviewer=admin_user, verdict=Review.Verdict.MISSING_CITATION)
+    declined = answer_factory(text="A [1].", source_count=1, question="Zeppelins?")
+    Answer.objects.filter(pk=declined.pk).update(declined=True)
+    response = admin_client.get(changelist_url())
+    html = response.content.decode()
+    headers = [
+        re.sub(r"<[^>]+>", "", header).strip()
+        for header in re.findall(r'<th scope="col"[^>]*>(.*?)</th>', html, re.S)
+    ]
+    assert headers[1:] == [
+        "Question",
+        "Status",
+        "Provider / model",
+        "Final sources",
+        "Support",
+        "Coverage",
+        "Review verdict",
+        "Unresolved feedback",
+        "Created at",
+    ]
+    assert re.findall(r'<td class="field-status_shown">(\w+)</td>', html) == ["Declined", "Done"]
+    assert '<td class="field-final_sources">3 of 3 (fallback)</td>' in html
+    assert '<td class="field-verdict">Missing citation</td>' in html
+    assert re.search(r'<td class="field-support_found">(OK|\d+ [a-z ]+(, \d+ [a-z ]+)?)</td>', html)
+    assert re.search(r'<td class="field-coverage_found">(OK|May not address)</td>', html)
 
 
 def test_renumbered_is_stored_per_source_and_the_list_reads_the_stored_fact(admin_client, answer_factory):

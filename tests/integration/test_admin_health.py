@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -10,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from answers.admin.selectors import citation_health, health_total
-from answers.models import Answer
+from answers.models import Answer, Review
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +103,8 @@ def test_health_page_shows_the_figures_and_a_chart(admin_client, known_answers):
         "failed": "20%",
         "avg_retrieved": "2.75",
         "avg_cited": "1.25",
+        "reviewed": 0,
+        **{f"verdict_{verdict}": "—" for verdict in Review.Verdict.values},
     }
     assert response.context["total"]["answers"] == 6
     assert "<svg" in html
@@ -156,5 +159,58 @@ def test_the_share_of_answers_whose_markers_needed_repair_per_model(admin_client
     assert (rows["gamma", "g-1"].with_normalized, rows["gamma", "g-1"].normalized_share) == (1, 0.5)
     assert rows["delta", "d-1"].normalized_share == 0.0
     html = admin_client.get(reverse(HEALTH)).content.decode()
-    assert "<th>markers repaired</th>" in html
+    assert '<th scope="row">markers repaired</th>' in html
     assert "<title>markers repaired (dialects): 50%</title>" in html
+
+
+def test_reviewers_verdict_shares_count_each_answers_latest_review(admin_client, admin_user, answer_factory):
+    """Per provider/model, the share of each verdict among the reviewed answers, by each answer's latest
+    review: a corrected review counts as its correction, an unreviewed answer not at all."""
+    corrected = answer_factory(text="A [1].", source_count=1, provider_name="gamma", model="g-1")
+    ok = answer_factory(text="B [1].", source_count=1, provider_name="gamma", model="g-1")
+    answer_factory(text="C [1].", source_count=1, provider_name="gamma", model="g-1")  # unreviewed
+    other = answer_factory(text="D [1].", source_count=1, provider_name="delta", model="d-1")
+    Review.objects.create(answer=corrected, reviewer=admin_user, verdict=Review.Verdict.OK)
+    Review.objects.create(answer=corrected, reviewer=admin_user, verdict=Review.Verdict.WRONG_CITATION)
+    Review.objects.create(answer=ok, reviewer=admin_user, verdict=Review.Verdict.OK)
+    Review.objects.create(answer=other, reviewer=admin_user, verdict=Review.Verdict.OFF_TOPIC)
+
+    response = admin_client.get(reverse(HEALTH))
+
+    rows = {row["provider"]: row for row in response.context["rows"]}
+    assert (rows["gamma"]["reviewed"], rows["gamma"]["verdict_ok"]) == (2, "50%")
+    assert rows["gamma"]["verdict_wrong_citation"] == "50%"
+    assert rows["gamma"]["verdict_off_topic"] == "0%"
+    assert (rows["delta"]["reviewed"], rows["delta"]["verdict_off_topic"]) == (1, "100%")
+    total = response.context["total"]
+    assert (total["reviewed"], total["verdict_ok"], total["verdict_off_topic"]) == (3, "33%", "33%")
+    # One row per figure, one column per provider/model and all of them.
+    html = response.content.decode()
+    verdicts = html.split('<tr class="qa-health-verdict_ok">', 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r"<td>([^<]*)</td>", verdicts) == ["0%", "50%", "33%"]  # delta, gamma, all
+
+
+def test_the_page_opens_with_one_line_and_folds_the_definitions(admin_client, known_answers):
+    html = admin_client.get(reverse(HEALTH)).content.decode()
+    lead = re.search(r'<p class="qa-health-lead">(.*?)</p>', html, re.S)
+    assert lead is not None
+    assert len(lead[1]) < 120
+    definitions = re.search(
+        r'<details class="qa-definitions">\s*<summary>(.*?)</summary>(.*?)</details>', html, re.S
+    )
+    assert definitions is not None
+    assert "over the done answers whose support check is computed" not in html.replace(definitions[0], "")
+    assert "support check is computed" in definitions[2]
+    # The chart names each bar beside it; no colour key.
+    assert '<text class="qa-chart-label"' in html
+    assert html.count('class="qa-chart-label"') == html.count("<rect ")
+
+
+def test_the_admin_index_links_the_health_page_for_qa_reviewers_only(client, django_user_model):
+    url = reverse(HEALTH)
+    staff = django_user_model.objects.create_user("plainstaff", password="pw", is_staff=True)
+    client.force_login(staff)
+    assert f'href="{url}"' not in client.get(reverse("admin:index")).content.decode()
+    staff.groups.add(Group.objects.get(name="QA reviewers"))
+    index = client.get(reverse("admin:index")).content.decode()
+    assert f'<a href="{url}" data-health-link>Citation health</a>' in index

@@ -430,3 +430,52 @@ def test_the_conversation_page_shows_each_turns_feedback_and_a_declined_turn_as_
     assert 'aria-pressed="true">Helpful' in turns[0]
     assert "data-answer-declined" in turns[1]
     assert "data-answer-declined" not in turns[0]
+
+
+@pytest.mark.django_db
+def test_a_follow_ups_markdown_starts_with_the_questions_asked_before_it(client, scope_documents, settings):
+    """The download of turn 3 (and what "Copy answer" copies) names turns 1 and 2's questions above its own,
+    as text; turn 1's file starts with its own question, as a single answer's does."""
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.0
+    hostile = "And <b>it</b> [compared]?"
+    first = ask(client, TURNS[0].question).json()
+    second = ask(client, hostile, conversation=first["conversation"]).json()
+    third = ask(client, TURNS[2].question, conversation=first["conversation"]).json()
+    assert third["turn"] == 3
+
+    text = client.get(f"/answers/{third['id']}/answer.md").content.decode()
+
+    earlier, _, own = text.partition(f"# {TURNS[2].question}\n")
+    assert own, text
+    assert earlier == (
+        "Earlier in this conversation:\n\n"
+        f"1. {TURNS[0].question}\n"
+        "2. And \\<b\\>it\\</b\\> \\[compared\\]?\n\n"
+    )
+    assert own.rstrip().endswith(f"Answer: http://testserver/answers/{third['id']}/")
+    assert (
+        client.get(f"/answers/{second['id']}/answer.md")
+        .content.decode()
+        .startswith(f"Earlier in this conversation:\n\n1. {TURNS[0].question}\n\n# ")
+    )
+    assert (
+        client.get(f"/answers/{first['id']}/answer.md")
+        .content.decode()
+        .startswith(f"# {TURNS[0].question}\n")
+    )
+
+
+@pytest.mark.django_db
+def test_another_reader_is_told_the_conversation_is_someone_elses(client, scope_documents, settings):
+    settings.ANSWERS_PROVIDER = "extractive"
+    settings.ANSWERS_MIN_SCORE = 0.0
+    first = ask(client, TURNS[0].question).json()
+    url = f"/conversations/{first['conversation']}/"
+    assert "data-conversation-not-yours" not in client.get(url).content.decode()
+
+    page = Client().get(url).content.decode()
+
+    assert 'name="question"' not in page
+    assert "This conversation belongs to another reader" in page
+    assert 'href="/" data-ask-another>Ask a new question</a>' in page

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.urls import reverse
@@ -343,3 +346,43 @@ def test_review_list_escapes_the_question(admin_client, reviewer, answer_factory
     page = admin_client.get(reverse("admin:answers_answer_change", args=[answer.pk])).content.decode()
     assert "<b>bold</b>" not in page
     assert "&lt;b&gt;bold&lt;/b&gt;" in page
+
+
+def test_the_review_form_shows_the_answer_its_sources_and_its_support_check(client, reviewer, answer_factory):
+    """Above the form: the question, the final text as readers got it, its Sources list by the numbers
+    readers saw, and each sentence's support verdict; also when a refused post shows the form again."""
+    answer = answer_factory(
+        text="First claim [3]. Second claim [1].", source_count=3, question="Which <b>doc</b> says what?"
+    )
+    assert answer.support is not None, "the factory waits for the support record"
+    client.force_login(reviewer)
+    add_url = f"{reverse('admin:answers_review_add')}?answer={answer.pk}"
+
+    for html in (
+        client.get(add_url).content.decode(),
+        client.post(add_url, review_form(answer, verdict="not a verdict")).content.decode(),
+    ):
+        assert html.index("data-reviewed-answer") < html.index('name="verdict"'), "the answer comes first"
+        shown = html.split("data-reviewed-answer", 1)[1].split('name="verdict"', 1)[0]
+        assert "Which &lt;b&gt;doc&lt;/b&gt; says what?" in shown
+        assert reverse("admin:answers_answer_change", args=[answer.pk]) in shown
+        assert answer.html in shown  # the final text, rendered as readers see it
+        for source in answer.sources.exclude(final_number=None):
+            assert f'value="{source.final_number}">[{source.final_number}] ' in shown
+            assert source.title in shown
+        dropped = answer.sources.get(original_number=2)
+        assert dropped.title not in shown.split("Support check", 1)[0], "the Sources list readers got only"
+        verdicts = re.findall(r'data-verdict="(\w+)"', shown)
+        assert verdicts == [s["verdict"] for s in answer.support["sentences"]]
+        assert len(verdicts) == 2
+
+
+def test_the_review_form_shows_no_answer_to_whoever_may_not_read_trails(
+    client, django_user_model, answer_factory
+):
+    answer = answer_factory(text="A claim [1].", source_count=1)
+    writer = django_user_model.objects.create_user("writer", password="pw", is_staff=True)
+    writer.user_permissions.add(Permission.objects.get(codename="add_review"))
+    client.force_login(writer)
+    html = client.get(f"{reverse('admin:answers_review_add')}?answer={answer.pk}").content.decode()
+    assert "data-reviewed-answer" not in html

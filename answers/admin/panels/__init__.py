@@ -11,4 +11,6 @@ templates in templates/admin/answers/answer/trail/.
 - `support`: the support record, sentence by sentence (`support_panel`).
 - `native`: the provider's own citations, their spans marked in the raw text (`native_panel`).
 - `dense`: hybrid retrieval's ranks (`dense_panel`); `coverage`: the question's terms (`coverage_panel`).
+- `summary`: the answer as its reader got it, for the conversation page and the review form
+  (`answer_summary`).
 """

@@ -98,8 +98,7 @@
     this.error = container.querySelector("[data-answer-error]");
     this.fallback = container.querySelector("[data-answer-fallback]");
     this.truncated = container.querySelector("[data-answer-truncated]");
-    this.permalinkBlock = container.querySelector("[data-answer-permalink-block]");
-    this.permalink = container.querySelector("[data-answer-permalink]");
+    this.permalink = container.querySelector("[data-answer-permalink]"); // "Copy link" (static/answers/copy.js)
     this.stream = null;
   }
 
@@ -124,12 +123,13 @@
     this.error.hidden = true;
     this.fallback.hidden = true;
     this.truncated.hidden = true;
-    this.permalinkBlock.hidden = true;
+    this.permalink.removeAttribute("href");
     this.setDeclined(false);
     this.setStatus("streaming");
   };
 
-  // Declined: no Sources list, and the example questions (questions the site answers) offered again.
+  // Declined: no Sources list, and the example questions (questions the site answers) offered again,
+  // under the question box (which follows the thread): the question asked stays first.
   AnswerView.prototype.setDeclined = function (declined) {
     if (declined) {
       this.container.dataset.answerDeclined = "";
@@ -142,13 +142,16 @@
     }
     const examples = document.querySelector("[data-examples]");
     if (examples && declined) {
+      const followUp = document.querySelector("[data-follow-up]");
+      if (followUp && (followUp.compareDocumentPosition(examples) & Node.DOCUMENT_POSITION_PRECEDING)) {
+        followUp.after(examples);
+      }
       examples.hidden = false;
     }
   };
 
   AnswerView.prototype.showPermalink = function (href) {
     this.permalink.setAttribute("href", href);
-    this.permalinkBlock.hidden = false;
   };
 
   // One source's li: numbered (the Sources list) or not (the retrieved list); `quotes` and
@@ -476,8 +479,12 @@
       return;
     }
     // Back and forward between the first screen and a conversation: the address decides what shows.
+    // A move within the page (a fragment: the skip link, a source's anchor) is no other page.
+    let shownPath = window.location.pathname;
     window.addEventListener("popstate", function () {
-      window.location.reload();
+      if (window.location.pathname !== shownPath) {
+        window.location.reload();
+      }
     });
     const form = document.querySelector("[data-ask-form]");
     if (!form) {
@@ -546,6 +553,7 @@
       if (window.location.pathname !== url) {
         window.history.pushState({ conversation: String(id) }, "", url);
       }
+      shownPath = window.location.pathname;
       if (!thread || !conversationField) {
         return;
       }
@@ -638,9 +646,7 @@
         if (body.conversation) {
           enterConversation(body.conversation);
         }
-        if (conversation) {
-          field.value = ""; // the follow-up box is ready for the next one
-        }
+        field.value = ""; // asked: the box is ready for the next question (Enter must not ask it twice)
         view.follow(body.events_url);
       } catch (error) {
         view.fail("The server could not be reached. Please try again.");

@@ -1,8 +1,9 @@
 // Copy and share a done answer (docs/api.md page hooks): "Copy answer" (data-copy-answer) puts the answer on
-// the clipboard as Markdown with its numbered Sources list, "Copy link" (data-copy-link) its permalink,
-// and "Download as Markdown" is the permalink's /answers/<id>/answer.md. The copied Markdown is that
-// download, fetched when the answer is done, so the two never differ. Works per answer container
-// ([data-answer]): it watches each one's data-answer-status and data-answer-id.
+// the clipboard as Markdown with its numbered Sources list, "Copy link" (data-copy-link, the link to the
+// answer's permalink) its permalink, and "Download as Markdown" is the permalink's /answers/<id>/answer.md.
+// The copied Markdown is that download, fetched when the answer is done, so the two never differ. A declined
+// answer offers none of them. Works per answer container ([data-answer]): it watches each one's
+// data-answer-status, data-answer-declined and data-answer-id.
 (function () {
   "use strict";
 
@@ -49,7 +50,7 @@
       return;
     }
     const done = container.dataset.answerStatus === "done" && Boolean(container.dataset.answerId);
-    block.hidden = !done;
+    block.hidden = !done || "answerDeclined" in container.dataset;
     block.querySelector("[data-share-status]").textContent = "";
     const download = block.querySelector("[data-answer-markdown]");
     if (done) {
@@ -84,12 +85,20 @@
     ready.add(container);
     new MutationObserver(function () {
       update(container);
-    }).observe(container, { attributes: true, attributeFilter: ["data-answer-status", "data-answer-id"] });
+    }).observe(container, {
+      attributes: true,
+      attributeFilter: ["data-answer-status", "data-answer-declined", "data-answer-id"],
+    });
     container.addEventListener("click", function (event) {
       const button = event.target.closest("[data-copy-answer], [data-copy-link]");
-      if (button && container.contains(button)) {
-        copy(container, button);
+      if (!button || !container.contains(button)) {
+        return;
       }
+      if (button.tagName === "A" && (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey)) {
+        return; // "Copy link" opened in a new tab or window: it is the permalink's link
+      }
+      event.preventDefault();
+      copy(container, button);
     });
     update(container);
   }

@@ -1,6 +1,7 @@
 // Reader feedback under a done answer (docs/api.md page hooks): the verdict buttons (data-verdict) after an
-// optional comment (data-feedback-comment), and in each source a flag (data-flag-source) with its own
-// note (data-flag-note), posted to POST /api/answers/<id>/feedback/. One verdict per reader per answer:
+// optional comment (data-feedback-comment), and in each source, behind its "Report a source" disclosure
+// (data-flag), a flag (data-flag-source) with its own note (data-flag-note), posted to
+// POST /api/answers/<id>/feedback/. One verdict per reader per answer:
 // a later one replaces the earlier, so the verdict sent shows as a pressed button and the other stays,
 // to change it; a flag sent stays pressed, its note editable (sending again replaces it). The permalink
 // page renders the controls with what the reader sent (templates/answers/_feedback.html,
@@ -18,6 +19,8 @@
   const THANKS = "Thanks, your feedback was sent.";
   const FLAGGED = "Flagged: does not back the answer";
   const NOT_FLAGGED = "Does not back the answer";
+  const REPORTED = "Reported: does not back the answer";
+  const REPORT = "Report a source";
 
   function feedbackUrl(container) {
     return container.dataset.feedbackUrl.replace(PLACEHOLDER, encodeURIComponent(container.dataset.answerId || ""));
@@ -52,6 +55,10 @@
     const flag = button.closest("[data-flag]");
     if (flag) {
       flag.toggleAttribute("data-flag-sent", flagged);
+      const summary = flag.querySelector("[data-flag-summary]");
+      if (summary) {
+        summary.textContent = flagged ? REPORTED : REPORT; // what was sent, read with the disclosure closed
+      }
     }
   }
 

@@ -3,7 +3,11 @@
 // and a link to the source, all taken from the answer's own Sources list (so it works while the answer
 // streams, for each source as soon as it is cited). Escape closes it and keeps the focus on the citation;
 // Tab from an open citation moves into the popover (its link), Shift+Tab back. On a touch screen the
-// first tap on a citation opens its preview, a second follows the link. The citation link describes
+// first tap on a citation opens its preview, a second follows the link. Following a citation (a click,
+// Enter, that second tap) stays on the page: the source's item in the Sources list is scrolled to,
+// highlighted and focused, and the address's fragment names it (history.replaceState: no page load, so
+// the reader's draft in the question box and the thread stay as they are; no history entry either).
+// Without this script the link's href is that same anchor. The citation link describes
 // itself by the popover (aria-describedby), so a screen reader reads the source with the link.
 // One popover per answer container ([data-answer]), built from text nodes and cloned page nodes only.
 //
@@ -211,6 +215,21 @@
     }
   };
 
+  // A citation followed: its source's item scrolled into view, highlighted (the one highlighted on the
+  // page) and focused, and named in the address without a page load.
+  function showSource(item) {
+    for (const other of document.querySelectorAll("[data-source-shown]")) {
+      delete other.dataset.sourceShown;
+    }
+    item.dataset.sourceShown = "";
+    const address = new URL(window.location.href);
+    address.hash = item.id;
+    window.history.replaceState(window.history.state, "", address.href);
+    item.setAttribute("tabindex", "-1");
+    item.focus({ preventScroll: true });
+    item.scrollIntoView({ block: "nearest" });
+  }
+
   function citation(container, target) {
     const link = target instanceof Element ? target.closest("[data-answer-text] a.cite") : null;
     return link && container.contains(link) ? link : null;
@@ -284,12 +303,21 @@
       if (!link) {
         return;
       }
-      if (pointer === "touch" && preview.touched !== link) {
+      const touch = pointer === "touch";
+      pointer = "mouse";
+      if (touch && preview.touched !== link) {
         event.preventDefault(); // the first tap previews; the second follows the link
         preview.open(link);
         preview.touched = link;
+        return;
       }
-      pointer = "mouse";
+      const item = sourceFor(container, link);
+      if (!item || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) {
+        return; // a new tab or window: the browser's own
+      }
+      event.preventDefault();
+      preview.close(false);
+      showSource(item);
     });
     container.addEventListener("keydown", function (event) {
       if (!preview.link) {
