@@ -103,7 +103,9 @@ def test_the_list_shows_first_question_turns_and_a_session_tag_never_the_key(
         "/api/answers/", {"question": "What is a closure?"}, content_type="application/json"
     ).json()
     alice = django_user_model.objects.create_user("alice", password="pw-alice-1")
-    Conversation.objects.filter(pk=other_first["conversation"]).update(asker=alice, session_key="")
+    Conversation.objects.filter(pk=other_first["conversation"]).update(
+        asker=alice, session_key="", started_signed_in=True
+    )
     client.force_login(reviewer)
 
     response = client.get(reverse("admin:answers_conversation_changelist"))
