@@ -7,6 +7,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -103,8 +104,7 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
                 id="answers.E017",
             )
         )
-    errors += _check_cohere()
-    errors += _check_mistral()
+    errors += _check_native_providers()
     errors += _check_support()
     errors += _check_decline()
     errors += _check_output_bounds()
@@ -112,71 +112,66 @@ def check_settings(app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
     return errors
 
 
-def _check_cohere() -> list[CheckMessage]:
-    """ANSWERS_PROVIDER=cohere (answers.providers.cohere_provider): ids E061-E063."""
-    if conf.PROVIDER != "cohere":
-        return []
+@dataclass(frozen=True)
+class _NativeProvider:
+    """What a native-citation provider's three checks name: the provider, its vendor, its ids."""
+
+    name: str
+    vendor: str
+    env: str  # the prefix of its key and base-URL variables
+    model_example: str
+    url_example: str
+    first_id: int  # E0nn of the model check; the key's and the base URL's follow
+
+
+_NATIVE_PROVIDERS = (
+    _NativeProvider(
+        "cohere", "Cohere", "COHERE", "a Cohere chat model that cites documents, e.g. ANSWERS_MODEL="
+        "command-a-03-2025", "https://gateway.example/cohere", 61
+    ),
+    _NativeProvider(
+        "mistral", "Mistral", "MISTRAL", "a Mistral chat model, e.g. ANSWERS_MODEL=mistral-large-latest",
+        "https://api.eu.mistral.ai", 64
+    ),
+)  # fmt: skip
+
+
+def _check_native_providers() -> list[CheckMessage]:
+    """ANSWERS_PROVIDER=cohere or mistral: the model, the key and the base URL (ids E061-E066)."""
     errors: list[CheckMessage] = []
-    if not conf.MODEL.strip():
-        errors.append(
-            Error(
-                "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'cohere'.",
-                hint="Name a Cohere chat model that cites documents, e.g. ANSWERS_MODEL=command-a-03-2025.",
-                id="answers.E061",
-            )
-        )
-    # The key goes into a header: one with a space or a line break would fail every request. It is
-    # never quoted here (a message may reach a log).
-    if not _TOKEN.fullmatch(conf.COHERE_API_KEY or ""):
-        errors.append(
-            Error(
-                "COHERE_API_KEY is required with ANSWERS_PROVIDER 'cohere' (printable, without spaces).",
-                hint="Any non-empty value for a Cohere-compatible server that needs no key.",
-                id="answers.E062",
-            )
-        )
-    base_url = conf.COHERE_BASE_URL
-    if base_url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", base_url):
-        errors.append(
-            Error(
-                f"COHERE_BASE_URL is {base_url!r}, not an http(s) URL.",
-                hint="Leave it unset for Cohere's own API, or name a server, e.g. https://gateway.example/cohere.",
-                id="answers.E063",
-            )
-        )
+    for provider in _NATIVE_PROVIDERS:
+        if provider.name == conf.PROVIDER:
+            errors += _check_native_provider(provider)
     return errors
 
 
-def _check_mistral() -> list[CheckMessage]:
-    """ANSWERS_PROVIDER=mistral (answers.providers.mistral_provider): ids E064-E066."""
-    if conf.PROVIDER != "mistral":
-        return []
+def _check_native_provider(p: _NativeProvider) -> list[CheckMessage]:
     errors: list[CheckMessage] = []
     if not conf.MODEL.strip():
         errors.append(
             Error(
-                "ANSWERS_MODEL is required with ANSWERS_PROVIDER 'mistral'.",
-                hint="Name a Mistral chat model, e.g. ANSWERS_MODEL=mistral-large-latest.",
-                id="answers.E064",
+                f"ANSWERS_MODEL is required with ANSWERS_PROVIDER '{p.name}'.",
+                hint=f"Name {p.model_example}.",
+                id=f"answers.E0{p.first_id}",
             )
         )
     # The key goes into a header: one with a space or a line break would fail every request. It is
     # never quoted here (a message may reach a log).
-    if not _TOKEN.fullmatch(conf.MISTRAL_API_KEY or ""):
+    if not _TOKEN.fullmatch(getattr(conf, f"{p.env}_API_KEY") or ""):
         errors.append(
             Error(
-                "MISTRAL_API_KEY is required with ANSWERS_PROVIDER 'mistral' (printable, without spaces).",
-                hint="Any non-empty value for a Mistral-compatible server that needs no key.",
-                id="answers.E065",
+                f"{p.env}_API_KEY is required with ANSWERS_PROVIDER '{p.name}' (printable, without spaces).",
+                hint=f"Any non-empty value for a {p.vendor}-compatible server that needs no key.",
+                id=f"answers.E0{p.first_id + 1}",
             )
         )
-    base_url = conf.MISTRAL_BASE_URL
+    base_url = getattr(conf, f"{p.env}_BASE_URL")
     if base_url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", base_url):
         errors.append(
             Error(
-                f"MISTRAL_BASE_URL is {base_url!r}, not an http(s) URL.",
-                hint="Leave it unset for Mistral's own API, or name a server, e.g. https://api.eu.mistral.ai.",
-                id="answers.E066",
+                f"{p.env}_BASE_URL is {base_url!r}, not an http(s) URL.",
+                hint=f"Leave it unset for {p.vendor}'s own API, or name a server, e.g. {p.url_example}.",
+                id=f"answers.E0{p.first_id + 2}",
             )
         )
     return errors
