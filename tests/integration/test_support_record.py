@@ -206,25 +206,25 @@ def test_the_health_page_gives_the_shares_per_provider_and_model(admin_client, a
     answer_factory(text=MISCITED, documents=topics[:2], provider_name="beta", model="b-1")
 
     html = admin_client.get(reverse("admin:answers_answer_health")).content.decode()
-    rows = {
-        unescape(re.sub(r"<[^>]+>", "", cells[0])).strip(): [re.sub(r"<[^>]+>", "", c).strip() for c in cells]
-        for cells in (
-            re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.DOTALL)
-            for row in re.findall(r'<tr class="qa-health-(?:row|total)">(.*?)</tr>', html, re.DOTALL)
+
+    def text(cell: str) -> str:
+        return unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+
+    # The table has a row per figure and a column per provider/model, then one for all of them.
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    columns = [text(c) for c in re.findall(r"<th[^>]*>(.*?)</th>", head, re.DOTALL)][1:]
+    figures = {
+        text(label): [text(c) for c in re.findall(r"<td>(.*?)</td>", cells, re.DOTALL)]
+        for label, cells in re.findall(
+            r'<tr class="qa-health-[a-z_]+">\s*<th scope="row">(.*?)</th>(.*?)</tr>', html, re.DOTALL
         )
-    }
-    header = re.findall(r"<th>(.*?)</th>", html.split("<thead>")[1].split("</thead>")[0])
-    column = {
-        name: header.index(name)
-        for name in ("support checked", "unsupported citations", "grounded but uncited")
     }
 
     def shares(name: str) -> tuple[str, str, str]:
-        cells = rows[name]
-        return (
-            cells[column["support checked"]],
-            cells[column["unsupported citations"]],
-            cells[column["grounded but uncited"]],
+        at = columns.index(name)
+        return tuple(  # type: ignore[return-value]
+            figures[figure][at]
+            for figure in ("support checked", "unsupported citations", "grounded but uncited")
         )
 
     assert shares("alpha / a-1") == ("4", "25%", "25%")
