@@ -181,7 +181,7 @@ class AnswerAskView(APIView):
         user = request.user
         asker_id = user.pk if user.is_authenticated else None
         key = _idempotency_key(request)
-        # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
+        # An anonymous asker's session owns the conversation it starts (docs/explanation/conversations.md).
         session_key = None if asker_id is not None else await _anonymous_session(request)
         try:
             asked = await ask_once(
@@ -272,7 +272,7 @@ async def _anonymous_session(request: Request) -> str:
 
 
 def conversation_error(exc: ConversationRefused) -> Exception:
-    """A refused follow-up as the API answers it: 404, 403 or 409 (docs/api.md, "Conversations")."""
+    """A refused follow-up as the API answers it: 404, 403 or 409 (docs/explanation/conversations.md)."""
     if isinstance(exc, ConversationNotFound):
         return NotFound(exc.message)
     if isinstance(exc, NotConversationOwner):

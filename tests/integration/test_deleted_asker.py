@@ -1,7 +1,7 @@
 """A deleted user's answers stay private: readable by staff only, never by whoever holds the id.
 
 The asker key is SET_NULL (the answer and its trail are kept for QA); `asked_signed_in` keeps the
-read rule (docs/api.md, "Who may read an answer"). Every surface is asked: the answer object, its
+read rule (docs/reference/access.md, "Who may read an answer"). Every surface is asked: the answer object, its
 permalink page, its event stream, feedback, and the trail.
 """
 

@@ -24,7 +24,7 @@ import pytest
 from answers.conf import conf
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = ("README.md", "docs/api.md")
+DOCUMENTS = ("README.md",)
 _NAME = re.compile(r"`(ANSWERS_[A-Z_]+)`")
 # A default cell's leading literals: `code`, "quoted" or a bare number, separated by commas.
 _LITERAL = re.compile(r'\s*(?:`([^`]*)`|"([^"]*)"|(\d+(?:\.\d+)?)(?![\w/]))\s*(?:,|$|\()')
