@@ -21,12 +21,12 @@ from answers.conf import (
     NO_SOURCES,
     PROVIDERS,
     RERANKERS,
-    SETTINGS,
     SUPPORT_METHODS,
     AnswersSettings,
     Setting,
     SettingInvalid,
     conf,
+    settings_table,
 )
 from answers.plugins import plugin_problem
 
@@ -93,7 +93,7 @@ _Check = Callable[[], list[CheckMessage]]
 def _unreadable() -> list[CheckMessage]:
     """A value a setting's parser cannot read, reported under the first check id that guards it."""
     errors: list[CheckMessage] = []
-    for setting in SETTINGS:
+    for setting in settings_table():
         try:
             setting.value()
         except SettingInvalid as problem:

@@ -4,7 +4,7 @@ and the system checks that guard it; read lazily, so override_settings works.
 `AnswersSettings` is the table: one `Setting` per row. project/settings.py takes the environment
 through `environment_settings()`, answers/checks.py validates the values (a value the parser cannot
 read is reported under the setting's first check id), and the docs' settings reference is generated
-from `SETTINGS` (docs/_ext/answers_reference.py): a default changed here changes the page.
+from `settings_table()` (docs/_ext/answers_reference.py): a default changed here changes the page.
 """
 
 from __future__ import annotations
@@ -447,9 +447,9 @@ class AnswersSettings:
         return max(0.05, min(5.0, self.STALE_AFTER / 4))
 
 
-SETTINGS: tuple[Setting[Any], ...] = tuple(
-    value.setting for value in vars(AnswersSettings).values() if isinstance(value, Declared)
-)
+def settings_table() -> tuple[Setting[Any], ...]:
+    """Every row of the table, in its order (read from the class each time, as conf reads it)."""
+    return tuple(value.setting for value in vars(AnswersSettings).values() if isinstance(value, Declared))
 
 
 def environment_settings(environ: Mapping[str, str]) -> dict[str, str]:
@@ -460,7 +460,7 @@ def environment_settings(environ: Mapping[str, str]) -> dict[str, str]:
     """
     return {
         setting.name: environ[setting.env_name]
-        for setting in SETTINGS
+        for setting in settings_table()
         if not setting.environment_only and setting.env_name in environ
     }
 

@@ -27,7 +27,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from answers.checks import CHECKS
-from answers.conf import SETTINGS
+from answers.conf import settings_table
 
 ROOT = Path(__file__).resolve().parents[2]
 logger = logging.getLogger(__name__)
@@ -63,9 +63,20 @@ def shown_default(setting: Any) -> str:
     return f"`{value}`"
 
 
+def default_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: Any = None, content: Any = ()
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """{default}`ANSWERS_MAX_TOKENS` in prose: the setting's default, from the table, never by hand."""
+    found = {setting.name: setting for setting in settings_table()}.get(text)
+    if found is None:
+        message = inliner.reporter.error(f"{text!r} is no setting of answers.conf", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    return [nodes.literal(rawtext, shown_default(found).replace("`", ""))], []
+
+
 def settings_markdown(area: str | None = None) -> str:
     """The settings of one area (all without one): a summary table, then each setting's entry."""
-    chosen = [setting for setting in SETTINGS if area is None or setting.area == area]
+    chosen = [setting for setting in settings_table() if area is None or setting.area == area]
     lines = ["| setting | environment variable | default | checked by |", "|---|---|---|---|"]
     for setting in chosen:
         checks = ", ".join(f"{{check}}`{check}`" for check in setting.checks) or "-"
@@ -85,7 +96,7 @@ def settings_markdown(area: str | None = None) -> str:
 def checks_markdown() -> str:
     """Every system check id, what it reports and the settings it guards."""
     guarded: dict[str, list[str]] = {}
-    for setting in SETTINGS:
+    for setting in settings_table():
         for check in setting.checks:
             guarded.setdefault(check, []).append(setting.name)
     lines: list[str] = []
@@ -265,7 +276,7 @@ def check_everything_documented(app: Sphinx, env: BuildEnvironment) -> None:
     """Every setting, check, command and API operation has its place in the docs."""
     objects = {(kind, name) for (kind, name) in env.domains.standard_domain.objects}
     for kind, names in (
-        ("setting", [setting.name for setting in SETTINGS]),
+        ("setting", [setting.name for setting in settings_table()]),
         ("check", list(CHECKS)),
         ("command", command_names()),
     ):
@@ -281,5 +292,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_object_type("check", "check", "pair: %s; system check")
     app.add_object_type("command", "command", "pair: %s; manage.py command")
     app.add_directive("answers-generated", Generated)
+    app.add_role("default", default_role)
     app.connect("env-check-consistency", check_everything_documented)
     return {"parallel_read_safe": False, "parallel_write_safe": True}

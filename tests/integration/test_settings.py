@@ -15,7 +15,7 @@ from django.test import override_settings
 
 from answers.checks import CHECKS
 from answers.citations.normalize import DIALECTS
-from answers.conf import NUMBER, PROVIDERS, RERANKERS, SETTINGS, SUPPORT_METHODS, WHOLE_NUMBER, conf
+from answers.conf import NUMBER, PROVIDERS, RERANKERS, SUPPORT_METHODS, WHOLE_NUMBER, conf, settings_table
 from answers.plugins import plugin_class
 from answers.providers.extractive import ExtractiveProvider
 from answers.providers.registry import get_provider
@@ -25,8 +25,8 @@ from answers.support.compute import get_support_method
 from answers.support.methods import LexicalMethod
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTING_NAMES = sorted(setting.name for setting in SETTINGS)
-ENV_NAMES = {setting.env_name for setting in SETTINGS}
+SETTING_NAMES = sorted(setting.name for setting in settings_table())
+ENV_NAMES = {setting.env_name for setting in settings_table()}
 
 
 def _import_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -300,14 +300,14 @@ def test_an_unset_setting_reads_its_fallback_then_its_default() -> None:
 def test_every_check_id_the_table_names_exists_and_every_check_is_listed() -> None:
     source = (ROOT / "answers" / "checks.py").read_text()
     reported = set(re.findall(r'"(answers\.E\d{3})"', source.split("CHECKS = {", 1)[1].split("\n}\n", 1)[1]))
-    named = {check for setting in SETTINGS for check in setting.checks}
+    named = {check for setting in settings_table() for check in setting.checks}
     assert named <= set(CHECKS), named - set(CHECKS)
     # Each id is reported by checks.py itself or through the table (bounds, endpoints, plug-ins).
     assert set(CHECKS) == reported | named, set(CHECKS) ^ (reported | named)
 
 
 def test_every_setting_a_parser_can_refuse_has_a_check_to_report_it() -> None:
-    refusable = [s.name for s in SETTINGS if s.parser in (WHOLE_NUMBER, NUMBER) and not s.checks]
+    refusable = [s.name for s in settings_table() if s.parser in (WHOLE_NUMBER, NUMBER) and not s.checks]
     assert refusable == []
-    assert len({s.name for s in SETTINGS}) == len(SETTINGS)
-    assert len({s.env_name for s in SETTINGS}) == len(SETTINGS)
+    assert len({s.name for s in settings_table()}) == len(settings_table())
+    assert len({s.env_name for s in settings_table()}) == len(settings_table())
