@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright  # noqa: E402 - after the path
 
 from tests.fixtures.browser_pages import sign_in  # noqa: E402
-from tests.fixtures.live_server import LiveServer, running_server  # noqa: E402
+from tests.fixtures.live_server import LiveServer, manage, running_server  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -97,6 +97,16 @@ def reader_pictures(browser: Browser, url: str, out: Path) -> tuple[list[Path], 
     return taken, answer_id
 
 
+def evaluate_demo(live: LiveServer) -> None:
+    """An evaluation run of the demo's labeled questions, where the app has the evaluation commands
+    (the evaluation work): the admin then has a run to show."""
+    if not (ROOT / "answers" / "management" / "commands" / "evaluate.py").exists():
+        return
+    env = {**live.env, "ANSWERS_EXTRACTIVE_DELAY_MS": "0"}  # the pacing is for the reader's pictures only
+    manage(["evaluation", "import", "demo", "bench/relevance_labeled.jsonl", "--if-missing"], env)
+    manage(["evaluate", "demo", "--label", "extractive, the demo set"], env, timeout=600)
+
+
 def reviewer_pictures(browser: Browser, url: str, answer_id: str, out: Path) -> list[Path]:
     """Admin as a QA reviewer: the answer's trail page, the health page, an evaluation run if any."""
     context = browser.new_context(base_url=url, viewport=DESKTOP, color_scheme="light")
@@ -142,6 +152,7 @@ def main(out: Path) -> list[Path]:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             taken, answer_id = reader_pictures(browser, live.url, out)
+            evaluate_demo(live)
             return taken + reviewer_pictures(browser, live.url, answer_id, out)
         finally:
             browser.close()

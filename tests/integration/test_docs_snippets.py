@@ -17,7 +17,7 @@ import pytest
 from django.utils.module_loading import import_string
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts]
+PAGES = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").rglob("*.md")) if "_build" not in p.parts)]
 SNIPPETS = [
     pytest.param(code, id=f"{page.relative_to(ROOT)}:{number}")
     for page in PAGES
@@ -32,13 +32,12 @@ def _strings(node: ast.AST) -> list[str]:
 
 
 def _names(tree: ast.Module) -> list[str]:
-    """The strings the snippet writes that name a module or an object: dotted paths, and the apps
-    INSTALLED_APPS lists (a single name there is a module too)."""
+    """The strings the snippet writes that name a module or an object: dotted paths, and the apps a
+    statement adds to INSTALLED_APPS (a single name there is a module too)."""
     found = [value for value in _strings(tree) if _DOTTED.fullmatch(value)]
-    for node in ast.walk(tree):
-        targets = getattr(node, "targets", [])
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "INSTALLED_APPS" for t in targets):
-            found += _strings(node.value)
+    for statement in tree.body:
+        if "INSTALLED_APPS" in ast.unparse(statement):
+            found += _strings(statement)
     return [name for name in found if not name.startswith(_PLACEHOLDER)]
 
 
