@@ -18,6 +18,7 @@ PICTURES = {
     "declined.png",
     "admin-trail.png",
     "health.png",
+    "evaluation-run.png",
 }
 
 
