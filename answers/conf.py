@@ -201,7 +201,9 @@ class AnswersSettings:
     )  # fmt: skip
     PROVIDER_TIMEOUT = declare(
         "ANSWERS_PROVIDER_TIMEOUT", 60.0, NUMBER, area="providers", checks=("answers.E004",),
-        meaning="Seconds before a provider call, retries included, is abandoned (a `timeout` failure).",
+        meaning="Seconds of the provider's own time before a provider call, retries included, is abandoned "
+        "(a `timeout` failure); the app's time storing and publishing pieces between two of them does not "
+        "count (answers/providers/streaming.py, `Deadline`).",
     )  # fmt: skip
     MAX_TOKENS = declare(
         "ANSWERS_MAX_TOKENS", 2048, WHOLE_NUMBER, area="providers", checks=("answers.E036",),

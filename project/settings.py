@@ -295,7 +295,7 @@ if _answers_environment.get("REDIS_URL", "").strip():
     if _redis.password:
         EVENTSTREAM_REDIS["password"] = _redis.password
 
-# --- Pushpin (GRIP) in front of the event streams (docs/howto/pushpin.md). GRIP_URL (answers/conf.py)
+# --- Pushpin (GRIP) in front of the event streams (docs/pushpin.md). GRIP_URL (answers/conf.py)
 # is Pushpin's publish endpoint, e.g. http://127.0.0.1:5561?key=<sig_key>&verify-iss=pushpin
 # (with the key, only requests Pushpin signed count as proxied). Streams through Pushpin
 # hold nothing here: Django answers with the stored events and a hold instruction.

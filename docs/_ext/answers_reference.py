@@ -11,6 +11,7 @@ command or API operation that no page documents.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 from collections.abc import Callable, Iterable
@@ -126,7 +127,14 @@ def command_help(name: str) -> str:
     parser._actions = own(parser._actions)
     for group in parser._action_groups:
         group._group_actions = own(group._group_actions)
-    return parser.format_help().rstrip()
+    # A command with subcommands (`evaluation import|export|from-reviews`): each one's help follows.
+    subcommands = [
+        choice
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for choice in action.choices.values()
+    ]
+    return "\n\n".join(part.format_help().rstrip() for part in [parser, *subcommands])
 
 
 def command_markdown(name: str) -> str:
