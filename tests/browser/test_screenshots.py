@@ -31,14 +31,9 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 def test_the_screenshot_script_takes_every_picture_the_docs_show(chromium_path: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    command = [sys.executable, "docs/screenshots.py", "--out", str(tmp_path)]
     done = subprocess.run(
-        [sys.executable, "docs/screenshots.py", "--out", str(tmp_path)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     written = {path.name for path in tmp_path.glob("*.png")}
