@@ -82,6 +82,15 @@ def test_each_commands_entry_is_its_own_help_without_djangos_common_options() ->
     assert "--traceback" not in text
 
 
+def test_a_command_with_subcommands_has_each_subcommands_options_in_its_entry() -> None:
+    text = answers_reference.command_markdown("evaluation")
+    for usage in ("evaluation import", "evaluation export", "evaluation from-reviews"):
+        assert f"usage: manage.py {usage}" in text
+    assert "--if-missing" in text
+    assert "--since" in text
+    assert "--settings" not in text
+
+
 def test_every_command_setting_and_api_operation_has_its_place_in_the_docs() -> None:
     commands = "\n".join(PAGES[DOCS / "reference" / "commands.md"].splitlines())
     assert set(re.findall(r"answers-generated\} command (\w+)", commands)) == set(
