@@ -192,7 +192,7 @@ def test_without_javascript_the_form_lands_on_the_permalink(
         page.goto("/")
         page.fill("textarea[name=question]", ZEBRA_QUESTION)
         page.click("button[type=submit]")
-        # The permalink of the conversation the answer starts (docs/api.md page hooks), at its turn.
+        # The permalink of the conversation the answer starts (docs/reference/page-hooks.md), at its turn.
         page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]{36}/#turn-1$"))
         expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
         expect(page.locator(TEXT)).to_have_text("Zebras live in grassland [1] and savanna [2].")

@@ -9,13 +9,13 @@
 // once finalized: its markers already carry their final numbers), the sources cited so far
 // in their final numbers (each announced by a `cite` event before its number shows), and,
 // apart and unnumbered, the retrieved sources not cited yet. At `done` the finalized pair
-// replaces them; a number once shown never changes (docs/api.md, SSE events).
+// replaces them; a number once shown never changes (docs/reference/events.md).
 //
 // A declined answer (no source reached the relevance threshold: `done` with `declined`) shows its
 // text, no Sources list and no retrieved list, marks the container `data-answer-declined`, and
 // offers the example questions again.
 //
-// In a conversation the page is a thread (docs/api.md page hooks, data-turn): each turn its own
+// In a conversation the page is a thread (docs/reference/page-hooks.md, data-turn): each turn its own
 // answer block, its ids and source anchors unique to the turn (turn T > 1: `turn-T-source-N`,
 // answers/rendering.py source_anchor). The first answer moves the address to the conversation's
 // permalink (history API); a follow-up adds a turn built from the thread's data-turn-template.
@@ -168,7 +168,7 @@
       li.append(label, " ");
     }
     if (ref.withheld) {
-      // A source this reader may no longer read: its number only (docs/api.md, "Document access").
+      // A source this reader may no longer read: its number only (docs/reference/access.md, "Site content and document access").
       li.dataset.withheld = "";
       const withheld = document.createElement("span");
       withheld.className = "source-title source-withheld";
