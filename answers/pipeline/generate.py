@@ -85,50 +85,15 @@ async def _beat(answer_id: uuid.UUID) -> None:
 
 
 async def _generate(*, started: Started, provider: Provider, publisher: Publisher) -> Answer:
+    """Stream the provider into the deltas; then store the finished answer, or fail it with what arrived."""
     progress = _Progress()
     deltas = publisher.deltas(started.answer_id, started.prompt.sources)
     fail = _Failure(started, publisher, deltas, progress)
     generation = Generation()
-    # An emoji may arrive as two UTF-16 halves in two pieces: the pieces are joined into text.
-    joiner = SurrogateJoiner()
-    room = conf.MAX_ANSWER_CHARS
     try:
-        # Past ANSWERS_MAX_ANSWER_CHARS the provider's stream is closed now, not when the
-        # generator is collected.
-        async with _closing(provider.stream(started.prompt, generation)) as stream:
-            async for raw_piece in stream:
-                # Control characters are removed before anything is published or stored.
-                piece = strip_controls(joiner.feed(raw_piece))
-                if not piece:
-                    continue
-                if len(piece) >= room:
-                    piece = piece[:room]
-                    room = 0
-                else:
-                    room -= len(piece)
-                if progress.first_piece_ms is None:
-                    progress.first_piece_ms = progress.elapsed_ms
-                progress.pieces.append(piece)
-                await deltas.add(piece)
-                if room == 0:
-                    # Past the bound the answer ends as if the model had hit its length limit.
-                    logger.warning(
-                        "answer %s: cut at %d characters", started.answer_id, conf.MAX_ANSWER_CHARS
-                    )
-                    generation.truncated = True
-                    break
-        if room:
-            joiner.close()  # when cut, a half character held back is simply past the cut
-        await deltas.close()
+        await _stream(started, provider, generation, progress, deltas)
     except ProviderError as exc:
-        # The provider may have received more than it yielded; keep the longer text (if it is text).
-        partial = strip_controls(exc.partial_text)[: conf.MAX_ANSWER_CHARS]
-        raw = partial if len(partial) > len(progress.text) else progress.text
-        try:
-            raw = join_surrogates(raw)
-        except UnpairedSurrogate:
-            raw = progress.text
-        return await fail(exc.kind, exc.message, raw_text=raw, truncated=exc.truncated)
+        return await fail(exc.kind, exc.message, raw_text=_kept_text(exc, progress), truncated=exc.truncated)
     except UnpairedSurrogate as exc:
         # Not text, so not storable: a malformed response, kept up to where it was still text.
         return await fail(ErrorKind.BAD_RESPONSE, str(exc))
@@ -140,7 +105,58 @@ async def _generate(*, started: Started, provider: Provider, publisher: Publishe
     except Exception:
         logger.exception("answer %s: generation failed", started.answer_id)
         return await fail(ErrorKind.INTERNAL, "Something went wrong while writing the answer.")
+    return await _complete(started, publisher, generation, progress, fail)
 
+
+async def _stream(
+    started: Started, provider: Provider, generation: Generation, progress: _Progress, deltas: Deltas
+) -> None:
+    """The provider's pieces, cleaned and bounded, into `progress` and the deltas (then closed)."""
+    # An emoji may arrive as two UTF-16 halves in two pieces: the pieces are joined into text.
+    joiner = SurrogateJoiner()
+    room = conf.MAX_ANSWER_CHARS
+    # Past ANSWERS_MAX_ANSWER_CHARS the provider's stream is closed now, not when the
+    # generator is collected.
+    async with _closing(provider.stream(started.prompt, generation)) as stream:
+        async for raw_piece in stream:
+            # Control characters are removed before anything is published or stored.
+            piece = strip_controls(joiner.feed(raw_piece))
+            if not piece:
+                continue
+            if len(piece) >= room:
+                piece = piece[:room]
+                room = 0
+            else:
+                room -= len(piece)
+            if progress.first_piece_ms is None:
+                progress.first_piece_ms = progress.elapsed_ms
+            progress.pieces.append(piece)
+            await deltas.add(piece)
+            if room == 0:
+                # Past the bound the answer ends as if the model had hit its length limit.
+                logger.warning("answer %s: cut at %d characters", started.answer_id, conf.MAX_ANSWER_CHARS)
+                generation.truncated = True
+                break
+    if room:
+        joiner.close()  # when cut, a half character held back is simply past the cut
+    await deltas.close()
+
+
+def _kept_text(exc: ProviderError, progress: _Progress) -> str:
+    """The raw text a failed generation keeps: the provider may have received more than it yielded;
+    the longer text is kept (if it is text)."""
+    partial = strip_controls(exc.partial_text)[: conf.MAX_ANSWER_CHARS]
+    raw = partial if len(partial) > len(progress.text) else progress.text
+    try:
+        return join_surrogates(raw)
+    except UnpairedSurrogate:
+        return progress.text
+
+
+async def _complete(
+    started: Started, publisher: Publisher, generation: Generation, progress: _Progress, fail: _Failure
+) -> Answer:
+    """The finished answer finalized and stored, `done` published; or, when that fails, failed."""
     try:
         answer = await run_db(
             store.answer_complete,

@@ -76,34 +76,42 @@ With embeddings off none of this appears and the results are the lexical ones.
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DatabaseError, connection, transaction
 from django.db.models import Count
 
 from answers.conf import RERANKERS, conf
 from answers.models import Chunk
 from answers.plugins import plugin_class
-from answers.retrieval import dense
-from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader, readable_candidates
+from answers.retrieval.access import ANONYMOUS, AccessFilteredBackend, Reader
 from answers.retrieval.backends import Candidate, backend_for
-from answers.retrieval.embeddings import EmbeddingsClient, EmbeddingsUnavailable, get_client, question_vector
-from answers.retrieval.fusion import reciprocal_rank_fusion
+from answers.retrieval.hybrid import Hybrid, hybrid_candidates, start_embedding
 from answers.retrieval.query import holds_all, query_terms, rare_names, stem, subject_terms, term_weights
-from answers.retrieval.rarity import rarity_table
+from answers.retrieval.rarity import RarityTable, rarity_table
 from answers.retrieval.rerank import Passage, Reranker, title_excess
-from answers.retrieval.types import Retrieval, RetrievedSource
+from answers.retrieval.types import Retrieval, RetrievedSource, ms_since, rounded
 
 CANDIDATE_LIMIT = 50
-# Question embeddings run here, beside the lexical search (network I/O, no database).
-_embedders = ThreadPoolExecutor(max_workers=8, thread_name_prefix="question-embedding")
 EXCERPT_MAX_CHUNKS = 2
 EXCERPT_MAX_CHARS = 2000
 # The tie order of a page whose title does not hold every term of the question: after those that do.
 NOT_NAMED = 1 << 30
+
+
+@dataclass(frozen=True)
+class Query:
+    """What every stage of one retrieval reads: the question, its terms, and the limits asked for."""
+
+    question: str
+    terms: list[str]
+    min_score: float
+    max_sources: int
+    candidate_limit: int = CANDIDATE_LIMIT
+    stems: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stems", frozenset(map(stem, self.terms)))
 
 
 @dataclass(frozen=True)
@@ -113,14 +121,32 @@ class Scored:
     score: float
 
 
+@dataclass(frozen=True)
+class _Searched:
+    """The search stage's result: the engine's candidates and the asker's term statistics."""
+
+    candidates: list[Candidate]
+    rarity: RarityTable
+    weights: dict[str, float]
+    trace: dict[str, Any]  # its part of the trace
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """The candidates the reranker scores, in tie-break order (the engine's, or the fused one), each
+    with the dense similarity it brings (None: lexical only, or lacking a rare name), and each one's
+    fusion entry (hybrid retrieval only)."""
+
+    candidates: list[Candidate]
+    dense: list[float | None]
+    fusion: dict[int, dict[str, Any]] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)  # the rare names the question writes (hybrid)
+
+
 def get_reranker() -> Reranker:
     """The reranker named by ANSWERS_RERANKER: "lexical" (default), "none", or a dotted class path."""
     reranker: Reranker = plugin_class("ANSWERS_RERANKER", conf.RERANKER, RERANKERS)()
     return reranker
-
-
-def _round(value: float) -> float:
-    return round(value, 4)
 
 
 def _entry(item: Scored, fusion: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -129,8 +155,8 @@ def _entry(item: Scored, fusion: dict[int, dict[str, Any]]) -> dict[str, Any]:
         "document_id": c.document_id,
         "title": c.title,
         "chunk_id": c.chunk_id,
-        "score": _round(item.score),
-        "lexical_score": _round(item.lexical),
+        "score": rounded(item.score),
+        "lexical_score": rounded(item.lexical),
         **_ranks(fusion, c.chunk_id),
     }
 
@@ -142,95 +168,91 @@ def _ranks(fusion: dict[int, dict[str, Any]], chunk_id: int) -> dict[str, Any]:
     return {k: entry[k] for k in ("lexical_rank", "dense_rank", "fused_rank", "dense_similarity")}
 
 
-@dataclass(frozen=True)
-class Hybrid:
-    """The fused candidate list and each candidate's dense similarity."""
-
-    candidates: list[Candidate]
-    similarity: dict[int, float]
-    fusion: dict[int, dict[str, Any]]
+def _record(trace: dict[str, Any], part: dict[str, Any]) -> None:
+    """A stage's part of the trace: its keys set (a key already there keeps its place), its timings added."""
+    trace["timings_ms"].update(part.get("timings_ms", {}))
+    trace.update((key, value) for key, value in part.items() if key != "timings_ms")
 
 
-@dataclass(frozen=True)
-class _Embedded:
-    vector: list[float] | None
-    error: str | None
-    ms: float  # how long the request (or the cache) took, in its own thread
-
-
-def _embed_question(client: EmbeddingsClient, question: str) -> _Embedded:
-    started = time.perf_counter()
-    try:
-        vector, error = question_vector(client, question), None
-    except EmbeddingsUnavailable as exc:
-        vector, error = None, exc.reason
-    return _Embedded(vector, error, _round((time.perf_counter() - started) * 1000))
-
-
-def _start_embedding(question: str) -> tuple[EmbeddingsClient, Future[_Embedded]] | None:
-    """The question's embedding, started in a thread so that it overlaps the lexical search."""
-    client = get_client()
-    if client is None:
-        return None
-    return client, _embedders.submit(_embed_question, client, question)
-
-
-def _hybrid(
-    pending: tuple[EmbeddingsClient, Future[_Embedded]],
-    lexical: list[Candidate],
-    *,
-    limit: int,
-    trace: dict[str, Any],
-    backend: AccessFilteredBackend,
-) -> Hybrid | None:
-    """Dense candidates fused with the lexical ones; None (and the trace says why) when unavailable."""
-    client, future = pending
-    started = time.perf_counter()
-    embedded_question = future.result()  # the request has its own deadline (ANSWERS_EMBEDDINGS_TIMEOUT)
-    trace["timings_ms"]["embed"] = embedded_question.ms
-    trace["timings_ms"]["embed_wait"] = _round((time.perf_counter() - started) * 1000)
-    if embedded_question.vector is None:
-        trace["dense"] = {"status": "fallback", "reason": embedded_question.error}
-        return None
-    vector = embedded_question.vector
-    embedded = time.perf_counter()
-    index = dense.index_for(client.dimensions)
-    try:
-        # A savepoint inside a caller's transaction: a failed vector query must not poison it.
-        # Outside one (autocommit, as when serving) a failed statement needs no rollback, and
-        # the savepoint's or transaction's two extra round trips are not paid.
-        with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            found = index.search(vector, model=client.model, limit=limit, known=[c.chunk_id for c in lexical])
-    except DatabaseError as exc:
-        # PostgreSQL before the first `embed` has no vector column yet (see dense.ensure_schema).
-        trace["dense"] = {
-            "status": "fallback",
-            "reason": f"dense search failed ({type(exc).__name__}); run `manage.py embed`",
-        }
-        return None
-    hits, similarity = found.hits, found.similarity
-    fused = reciprocal_rank_fusion([[c.chunk_id for c in lexical], [h.chunk_id for h in hits]])[:limit]
-    by_id = {c.chunk_id: c for c in lexical}
-    # The dense index knows no access: what the asker may not read is withheld here, as in the search.
-    readable, withheld = readable_candidates(backend.reader, list(found.candidates.values()))
-    backend.withheld |= withheld
-    by_id.update((c.chunk_id, c) for c in readable)
-    kept = [f for f in fused if f.key in by_id]  # a chunk deleted since it was embedded drops out
-    fusion = {
-        f.key: {
-            "chunk_id": f.key,
-            "document_id": by_id[f.key].document_id,
-            "lexical_rank": f.ranks[0],
-            "dense_rank": f.ranks[1],
-            "fused_rank": position,
-            "dense_similarity": _round(similarity.get(f.key, 0.0)),
-        }
-        for position, f in enumerate(kept, start=1)
+def _opening_trace(query: Query, backend: str, reranker: str) -> dict[str, Any]:
+    """The trace before any stage ran: what was asked for, and nothing found yet."""
+    return {
+        "backend": backend,
+        "reranker": reranker,
+        "query_terms": query.terms,
+        "min_score": query.min_score,
+        "max_sources": query.max_sources,
+        "candidate_limit": query.candidate_limit,
+        "candidates": 0,
+        "kept": [],
+        "cut_by_threshold": [],
+        "cut_by_cap": [],
+        "cut_as_copy": [],
+        "withheld": 0,
+        "timings_ms": {"search": 0.0, "rerank": 0.0},
     }
-    trace["dense"] = {"status": "used", "index": index.name, "model": client.model, "candidates": len(hits)}
-    trace["fusion"] = list(fusion.values())
-    trace["timings_ms"]["dense"] = _round((time.perf_counter() - embedded) * 1000)
-    return Hybrid([by_id[f.key] for f in kept], similarity, fusion)
+
+
+def _search(query: Query, backend: AccessFilteredBackend) -> _Searched:
+    """The engine's candidates, and the question's terms weighed by their rarity over what this asker
+    may read: a word only closed documents hold weighs as a word no document holds
+    (answers.retrieval.rarity)."""
+    started = time.perf_counter()
+    found = backend.search(query.terms, limit=query.candidate_limit, subjects=subject_terms(query.question))
+    rarity = rarity_table(backend.reader, found)
+    searched = ms_since(started)
+    weights = term_weights(query.question, query.terms, rarity.doc_counts, rarity.total)
+    part = {
+        "candidates": len(found.candidates),
+        "match": {
+            "required": found.plan.required,
+            "all_required": found.plan.all_required,
+            "common_terms": found.plan.common,
+        },
+        "timings_ms": {"search": searched},
+        "term_weights": {t: rounded(w) for t, w in weights.items()},
+    }
+    return _Searched(found.candidates, rarity, weights, part)
+
+
+def _lexical_pool(candidates: list[Candidate]) -> _Pool:
+    return _Pool(candidates, [None] * len(candidates))
+
+
+def _names_rule(query: Query, hybrid: Hybrid, rarity: RarityTable) -> _Pool:
+    """The fused candidates with their dense similarity, except where it would mislead.
+
+    An embedding hears "exceptions in Java" as "exceptions": a passage that lacks a rare name
+    the question writes keeps its lexical score (docs/explanation/relevance.md, "Names"); its fusion entry
+    says so (`lacks_names`)."""
+    names = rare_names(query.question, rarity.doc_counts, rarity.total)
+    unlifted: set[int] = set()
+    if names:
+        unlifted = {c.chunk_id for c in hybrid.candidates if not holds_all(names, c.title, c.heading, c.text)}
+    for chunk_id in unlifted:
+        hybrid.fusion[chunk_id]["lacks_names"] = True  # the trace's `fusion` entry
+    similarity = [
+        None if c.chunk_id in unlifted else hybrid.similarity.get(c.chunk_id, 0.0) for c in hybrid.candidates
+    ]
+    return _Pool(hybrid.candidates, similarity, hybrid.fusion, sorted(names))
+
+
+def _scored(query: Query, pool: _Pool, weights: dict[str, float], reranker: Reranker) -> list[Scored]:
+    """Each candidate's lexical score (its engine score over the best candidate's) and the reranker's.
+
+    Scores are kept as the trace shows them (4 decimals): the threshold reads the score a
+    reviewer sees, so a cut passage never shows the threshold's own value."""
+    best_raw = max((c.raw_score for c in pool.candidates), default=0.0)
+    lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in pool.candidates]
+    passages = [
+        Passage(c.title, c.heading, c.text, lex, similarity)
+        for c, lex, similarity in zip(pool.candidates, lexical, pool.dense, strict=True)
+    ]
+    scores = reranker.score(query.terms, passages, weights)
+    return [
+        Scored(c, lex, rounded(min(1.0, max(0.0, s))))
+        for c, lex, s in zip(pool.candidates, lexical, scores, strict=True)
+    ]
 
 
 def _one_copy_each(scored: list[Scored]) -> tuple[list[Scored], list[tuple[Scored, Scored]]]:
@@ -263,6 +285,43 @@ def _one_copy_each(scored: list[Scored]) -> tuple[list[Scored], list[tuple[Score
     return kept, [(scored[i], scored[keep]) for i, keep in sorted(cut.items())]
 
 
+def _copy_entry(copy: Scored, kept_instead: Scored, fusion: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """A copy cut, as `cut_as_copy` records it: with the chunk kept in its place."""
+    same_as = {"document_id": kept_instead.candidate.document_id, "chunk_id": kept_instead.candidate.chunk_id}
+    return {**_entry(copy, fusion), "same_as": same_as}
+
+
+def _tie_order(scored: list[Scored], stems: frozenset[str]) -> list[Scored]:
+    """Best score first. Ties: a page the question names by its title, the fewest other title words
+    first (the page on exactly what was asked, rerank.title_excess); then the candidates' order: the
+    engine's (best first), or the fused one."""
+
+    def named_order(item: Scored) -> int:
+        excess = title_excess(stems, item.candidate.title)  # cached per title (rerank)
+        return NOT_NAMED if excess is None else excess
+
+    ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, named_order(pair[1]), pair[0]))
+    return [item for _, item in ranked]
+
+
+def _threshold(ranked: list[Scored], min_score: float) -> tuple[list[list[Scored]], list[Scored]]:
+    """The ranked candidates that reach the threshold (score >= min_score) grouped by document, the
+    document of the best first, each group in rank order; and those cut, in rank order."""
+    by_document: dict[int, list[Scored]] = {}
+    cut: list[Scored] = []
+    for item in ranked:
+        if item.score < min_score:
+            cut.append(item)
+            continue
+        by_document.setdefault(item.candidate.document_id, []).append(item)
+    return list(by_document.values()), cut
+
+
+def _cap(documents: list[list[Scored]], max_sources: int) -> tuple[list[list[Scored]], list[Scored]]:
+    """The first `max_sources` documents, and the best chunk of each document cut by the cap."""
+    return documents[:max_sources], [chunks[0] for chunks in documents[max_sources:]]
+
+
 def _excerpt(chunks: list[Scored], *, named: bool = False) -> tuple[str, list[int]]:
     """The document's best chunks (by score), shown in reading order.
 
@@ -284,6 +343,42 @@ def _excerpt(chunks: list[Scored], *, named: bool = False) -> tuple[str, list[in
     return "\n\n".join(s.candidate.text for s in chosen), [s.candidate.chunk_id for s in chosen]
 
 
+def _numbered(
+    documents: list[list[Scored]], stems: frozenset[str], fusion: dict[int, dict[str, Any]]
+) -> tuple[list[RetrievedSource], list[dict[str, Any]]]:
+    """The documents as sources 1..N, each with its excerpt, and the trace's `kept` entries."""
+    sources: list[RetrievedSource] = []
+    kept: list[dict[str, Any]] = []
+    for number, chunks in enumerate(documents, start=1):
+        best = chunks[0]
+        c = best.candidate
+        excerpt, chunk_ids = _excerpt(chunks, named=title_excess(stems, c.title) is not None)
+        score, lexical = rounded(best.score), rounded(best.lexical)
+        sources.append(
+            RetrievedSource(
+                number=number,
+                document_id=c.document_id,
+                title=c.title,
+                url=c.url,
+                excerpt=excerpt,
+                lexical_score=lexical,
+                score=score,
+            )
+        )
+        kept.append(
+            {
+                "number": number,
+                "document_id": c.document_id,
+                "title": c.title,
+                "chunk_ids": chunk_ids,
+                "score": score,
+                "lexical_score": lexical,
+                **_ranks(fusion, c.chunk_id),
+            }
+        )
+    return sources, kept
+
+
 def retrieve(
     question: str,
     *,
@@ -297,141 +392,41 @@ def retrieve(
 
     Only documents `reader` may read are candidates (answers.retrieval.access); the trace's
     `withheld` counts the candidate chunks removed for them (for QA, never shown to readers).
+
+    The stages, in order (each named below; the module docstring says what each does): _search,
+    answers.retrieval.hybrid (embeddings on), _names_rule, _scored, _one_copy_each, _tie_order,
+    _threshold, _cap, _numbered.
     """
     reranker = reranker or get_reranker()
     backend = AccessFilteredBackend(backend_for(), reader)
-    terms = query_terms(question or "")
-    trace: dict[str, Any] = {
-        "backend": backend.name,
-        "reranker": reranker.name,
-        "query_terms": terms,
-        "min_score": min_score,
-        "max_sources": max_sources,
-        "candidate_limit": candidate_limit,
-        "candidates": 0,
-        "kept": [],
-        "cut_by_threshold": [],
-        "cut_by_cap": [],
-        "cut_as_copy": [],
-        "withheld": 0,
-        "timings_ms": {"search": 0.0, "rerank": 0.0},
-    }
-    if not terms or max_sources < 1:
+    query = Query(question, query_terms(question or ""), min_score, max_sources, candidate_limit)
+    trace = _opening_trace(query, backend.name, reranker.name)
+    if not query.terms or max_sources < 1:
         return Retrieval(sources=[], trace=trace)
 
-    pending = _start_embedding(question)
-    started = time.perf_counter()
-    found = backend.search(terms, limit=candidate_limit, subjects=subject_terms(question))
-    candidates = found.candidates
-    # The terms' rarity over what this asker may read: a word only closed documents hold weighs
-    # as a word no document holds (answers.retrieval.rarity).
-    rarity = rarity_table(backend.reader, found)
-    searched = time.perf_counter()
-    trace["candidates"] = len(candidates)
-    trace["match"] = {
-        "required": found.plan.required,
-        "all_required": found.plan.all_required,
-        "common_terms": found.plan.common,
-    }
-    trace["timings_ms"]["search"] = _round((searched - started) * 1000)
-    weights = term_weights(question, terms, rarity.doc_counts, rarity.total)
-    trace["term_weights"] = {t: _round(w) for t, w in weights.items()}
-    hybrid = (
-        None
-        if pending is None
-        else _hybrid(pending, candidates, limit=candidate_limit, trace=trace, backend=backend)
-    )
+    pending = start_embedding(question)
+    searched = _search(query, backend)
+    _record(trace, searched.trace)
+    hybrid: Hybrid | None = None
+    if pending is not None:
+        hybrid, part = hybrid_candidates(pending, searched.candidates, limit=candidate_limit, backend=backend)
+        _record(trace, part)
     trace["withheld"] = len(backend.withheld)
-    fusion: dict[int, dict[str, Any]] = {}
-    if hybrid is not None:
-        candidates, fusion = hybrid.candidates, hybrid.fusion
-        trace["candidates"] = len(candidates)
     reranking = time.perf_counter()
-    best_raw = max((c.raw_score for c in candidates), default=0.0)
-    lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in candidates]
-    similarity = None if hybrid is None else hybrid.similarity
-    # An embedding hears "exceptions in Java" as "exceptions": a passage that lacks a rare name
-    # the question writes keeps its lexical score (docs/explanation/relevance.md, "Names").
-    unlifted: set[int] = set()
-    if similarity is not None:
-        names = rare_names(question, rarity.doc_counts, rarity.total)
-        trace["dense"]["names"] = sorted(names)
-        if names:
-            unlifted = {c.chunk_id for c in candidates if not holds_all(names, c.title, c.heading, c.text)}
-        for chunk_id in unlifted:
-            fusion[chunk_id]["lacks_names"] = True
-    passages = [
-        Passage(
-            c.title,
-            c.heading,
-            c.text,
-            lex,
-            None if similarity is None or c.chunk_id in unlifted else similarity.get(c.chunk_id, 0.0),
-        )
-        for c, lex in zip(candidates, lexical, strict=True)
-    ]
-    scores = reranker.score(terms, passages, weights)
-    # Scores are kept as the trace shows them (4 decimals): the threshold reads the score a
-    # reviewer sees, so a cut passage never shows the threshold's own value.
-    scored = [
-        Scored(c, lex, _round(min(1.0, max(0.0, s))))
-        for c, lex, s in zip(candidates, lexical, scores, strict=True)
-    ]
-    scored, copies = _one_copy_each(scored)
-    for copy, kept_instead in copies:
-        same_as = {
-            "document_id": kept_instead.candidate.document_id,
-            "chunk_id": kept_instead.candidate.chunk_id,
-        }
-        trace["cut_as_copy"].append({**_entry(copy, fusion), "same_as": same_as})
-    # Ties: a page the question names by its title, the fewest other title words first (the page on
-    # exactly what was asked, rerank.title_excess); then the candidates' order: the engine's (best
-    # first), or the fused one.
-    stems = frozenset(map(stem, terms))
+    if hybrid is None:
+        pool = _lexical_pool(searched.candidates)
+    else:
+        pool = _names_rule(query, hybrid, searched.rarity)
+        trace["candidates"] = len(pool.candidates)
+        trace["dense"]["names"] = pool.names
+    scored, copies = _one_copy_each(_scored(query, pool, searched.weights, reranker))
+    trace["cut_as_copy"] = [_copy_entry(copy, kept_instead, pool.fusion) for copy, kept_instead in copies]
+    ranked = _tie_order(scored, query.stems)
+    trace["timings_ms"]["rerank"] = ms_since(reranking)
 
-    def named_order(item: Scored) -> int:
-        excess = title_excess(stems, item.candidate.title)  # cached per title (rerank)
-        return NOT_NAMED if excess is None else excess
-
-    ranked = sorted(enumerate(scored), key=lambda pair: (-pair[1].score, named_order(pair[1]), pair[0]))
-    trace["timings_ms"]["rerank"] = _round((time.perf_counter() - reranking) * 1000)
-
-    by_document: dict[int, list[Scored]] = {}
-    for _, item in ranked:
-        if item.score < min_score:
-            trace["cut_by_threshold"].append(_entry(item, fusion))
-            continue
-        by_document.setdefault(item.candidate.document_id, []).append(item)
-
-    sources: list[RetrievedSource] = []
-    for document_chunks in by_document.values():  # insertion order: best document first
-        best = document_chunks[0]
-        if len(sources) >= max_sources:
-            trace["cut_by_cap"].append(_entry(best, fusion))
-            continue
-        named = title_excess(stems, best.candidate.title) is not None
-        excerpt, chunk_ids = _excerpt(document_chunks, named=named)
-        number = len(sources) + 1
-        sources.append(
-            RetrievedSource(
-                number=number,
-                document_id=best.candidate.document_id,
-                title=best.candidate.title,
-                url=best.candidate.url,
-                excerpt=excerpt,
-                lexical_score=_round(best.lexical),
-                score=_round(best.score),
-            )
-        )
-        trace["kept"].append(
-            {
-                "number": number,
-                "document_id": best.candidate.document_id,
-                "title": best.candidate.title,
-                "chunk_ids": chunk_ids,
-                "score": _round(best.score),
-                "lexical_score": _round(best.lexical),
-                **_ranks(fusion, best.candidate.chunk_id),
-            }
-        )
+    documents, below = _threshold(ranked, min_score)
+    trace["cut_by_threshold"] = [_entry(item, pool.fusion) for item in below]
+    documents, capped = _cap(documents, max_sources)
+    trace["cut_by_cap"] = [_entry(item, pool.fusion) for item in capped]
+    sources, trace["kept"] = _numbered(documents, query.stems, pool.fusion)
     return Retrieval(sources=sources, trace=trace)

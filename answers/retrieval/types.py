@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,3 +26,13 @@ class Retrieval:
 
     sources: list[RetrievedSource]
     trace: dict[str, Any] = field(default_factory=dict)
+
+
+def rounded(value: float) -> float:
+    """A score or a time as the retrieval trace records it (4 decimals)."""
+    return round(value, 4)
+
+
+def ms_since(started: float) -> float:
+    """Milliseconds since `started` (a time.perf_counter()), as the trace records them."""
+    return rounded((time.perf_counter() - started) * 1000)
