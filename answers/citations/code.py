@@ -117,6 +117,11 @@ def code_tail(text: str) -> Tail:
     # whose info string gets a backtick.
     if ("`" in last or "~" in last) and not line_settled(last):
         undecided = line
+    # A last line of blanks only reads as a blank line, which closes a paragraph; once more comes,
+    # it may be that paragraph's continuation line (where a fence indented four spaces or more
+    # opens nothing) or, after a blank line, such a fence's opening line: it is not decided yet.
+    if last and not last.strip(" \t"):
+        undecided = min(undecided, line)
     top = [t for t in parsed.tokens if t.level == 0 and (t.nesting == 1 or t.type == "fence") and t.map]
     block_line = top[-1].map[0] if top else 0  # type: ignore[index]
     block = parsed.starts[block_line] if top else 0

@@ -184,13 +184,11 @@ class _Scan:
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
-    def code_at(self, start: int, end: int) -> tuple[int, int] | None:
-        """The code span or block that text[start:end] touches, if any (the first one)."""
+    def code_at(self, start: int) -> tuple[int, int] | None:
+        """The code span or block that text[start] is in, if any."""
         k = bisect_right(self.code_starts, start) - 1
         if k >= 0 and self.code[k][1] > start:
             return self.code[k]
-        if k + 1 < len(self.code) and self.code[k + 1][0] < end:
-            return self.code[k + 1]
         return None
 
     def judge(self, match: re.Match[str], name: str, groups: tuple[int, ...]) -> tuple[int, str] | None:
@@ -211,8 +209,8 @@ class _Scan:
                 if end < 0:
                     return None
             replacement = "[" + members + "]"
-        if self.code and self.code_at(start, end) is not None:
-            return None
+        if self.code and self.code_at(start) is not None:
+            return None  # (only where it starts matters: a dagger's T or a definition's line may hold code)
         return end, replacement
 
     def retry(self, start: int, dialects: _Dialects, refused: str) -> tuple[str, tuple[int, str]] | None:
@@ -265,8 +263,9 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
     One pass, left to right, in time linear in the length of the text. Where
     the spec leaves room, this reading holds (and the rest of the core shares
     it): lines end at "\\n" only, so a dagger's T may hold a "\\r"; a dialect
-    marker touching code means overlapping a code span or block as
-    scan_markers finds them, and one merely next to code is rewritten.
+    marker is refused when its first character is in code (a code span or
+    block as scan_markers finds them); the code its text holds after that (in
+    a dagger's T, on a footnote definition's line) refuses nothing.
     """
     # One stream per opening bracket, merged in order of position (no two
     # streams have a candidate at the same position).
@@ -299,8 +298,8 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
                 done = done_at
                 if match.end() > done:  # a shorter dialect after a refused one: finditer() went past it
                     at = done
-            elif scan.code and (code := scan.code_at(start, start + 1)) is not None:
-                at = code[1]  # refused inside code: nothing starts in it without touching it
+            elif scan.code and (code := scan.code_at(start)) is not None:
+                at = code[1]  # refused inside code: nothing that starts in it is a dialect marker
             elif text.find(stream.dialects.opening, start + 1, match.end()) >= 0:
                 at = start + 1  # refused: the scan moves one character on, to what finditer() skipped
         elif match.end() > done:  # inside a dagger's T, rewritten already

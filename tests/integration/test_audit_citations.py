@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from answers.audit import audit_answers
+from answers.citations import RULES_VERSION
 from answers.models import Answer, AnswerSource
 
 pytestmark = pytest.mark.django_db
@@ -127,7 +128,8 @@ def test_answers_under_older_rules_are_reported_apart_never_as_failures(real_ans
     assert error is None
     assert out.strip().splitlines() == [
         "audit_citations: checked 4 answers, 0 differ",
-        "audit_citations: 1 answers computed under older citation rules (version 1; current 2), not checked",
+        "audit_citations: 1 answers computed under older citation rules "
+        f"(version 1; current {RULES_VERSION}), not checked",
     ]
 
 
@@ -148,7 +150,7 @@ def test_answers_under_older_rules_are_reported_apart_never_as_failures(real_ans
 def test_the_stored_trail_says_what_the_reader_sees(answer_factory, raw, count, final):
     answer = answer_factory(text=raw, source_count=count)
     assert answer.final_text == final
-    assert answer.rules_version == 2
+    assert answer.rules_version == RULES_VERSION
     out, error = run()
     assert error is None, out
     assert "checked 1 answers, 0 differ" in out

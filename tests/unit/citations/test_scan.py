@@ -93,6 +93,13 @@ SCAN_CASES = [
     pytest.param("> ```\n> a[1]\n\n[2]", [(14, 17, (2,))], id="fence/ends-with-its-block-quote"),
     pytest.param("``\n[1]", [(3, 6, (1,))], id="fence/two-backticks-are-no-fence"),
     pytest.param("a ```\n[1]\n```", [(6, 9, (1,))], id="fence/opens-even-after-an-unclosed-inline-run"),
+    # A fenced block's info string (the rest of its opening line) is code, whatever it holds.
+    pytest.param("```\\1. 1. [7]~~~\n[2]", [], id="fence/an-info-string-is-code-to-the-end-of-its-line"),
+    pytest.param("1. 1. ~~~ [7]\n[2]", [(14, 17, (2,))], id="fence/an-info-string-is-code-in-a-nested-list"),
+    # A fence-like line indented four spaces or more: it opens a fence after a blank line (indented
+    # code is off), but in a paragraph it is a continuation line, its run an inline one.
+    pytest.param("\n    ```\n[1]", [], id="fence/four-spaces-after-a-blank-line-open-a-fence"),
+    pytest.param("a\n    ```\n[1]", [(10, 13, (1,))], id="fence/four-spaces-in-a-paragraph-continue-it"),
     # Inline code spans
     pytest.param("`[1]` [2]", [(6, 9, (2,))], id="span/code-is-not-a-marker"),
     pytest.param("`x`[1]", [(3, 6, (1,))], id="span/marker-right-after-a-span"),

@@ -65,6 +65,14 @@ STRIP_CASES = [
     pytest.param("\\ [9][1]", 1, "\\[1]", [9], id="passes/removal-escapes-the-next-marker"),
     pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
     pytest.param("[1][9] (x)", 1, "[1] (x)", [9], id="passes/a-marker-not-starting-a-line-goes-alone"),
+    pytest.param(
+        "[9]\n    ```\n[1] [8]",
+        1,
+        "\n    ```\n[1]",
+        [9, 8],
+        id="passes/removal-ends-a-paragraph-so-a-four-space-line-opens-a-fence",
+    ),
+    pytest.param("[9]```py [1]", 1, "```py [1]", [9], id="passes/removal-puts-a-marker-in-an-info-string"),
     pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
     pytest.param(
         "> ~~~\n> print(a[1])\n> ~~~\nSee [4].",
