@@ -15,8 +15,16 @@ from answers.citations.code import line_settled
 from answers.citations.finalize import number_first_citations
 from answers.citations.live_context import MARKER_TAIL, ending, open_forms, state_after
 from answers.citations.normalize import dialect_selection, normalize_markers
-from answers.citations.scan import in_range, marker_members, render_marker, split_candidates
-from answers.citations.strip import strip_pass
+from answers.citations.scan import (
+    MEMBER_CHARS,
+    SHORT_MARKER,
+    in_range,
+    marker_members,
+    member_bounds,
+    render_marker,
+    split_candidates,
+)
+from answers.citations.strip import marker_verdict, strip_pass
 
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
@@ -28,12 +36,9 @@ _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 _NOTHING_TO_DECIDE = re.compile("[^\\[\u3010\uff3b`~\\\\\n]*+")
 # Held blanks and an opening bracket with member characters only: more of these keep it undecided.
 _HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
-_MEMBER_CHARS = "0123456789 \t,-\u2013"
-_LONG = 64  # marker texts longer than this are not kept parsed (scan.marker_members)
 # What keeps a stretch from _quick_release: what may move code, escape, or open a dialect.
 _NOT_QUICK = re.compile("[`~\\\\\n|\u3010\uff3b\u2020]")
 _SHOWN_KEPT = 1024  # how many marker texts' displays an answer keeps
-_MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
 
 
 # --- The engine ----------------------------------------------------------------------
@@ -103,7 +108,7 @@ class LiveDisplay:
 
     def feed(self, piece: str) -> Step:
         """Take the next raw piece; return what it makes displayable."""
-        if self._held_open and ((piece.isdigit() and piece.isascii()) or not piece.strip(_MEMBER_CHARS)):
+        if self._held_open and ((piece.isdigit() and piece.isascii()) or not piece.strip(MEMBER_CHARS)):
             # An open bracket gaining member characters stays open: nothing to look at again
             # (a long run of digits fed one at a time costs its length, not its square; held
             # inline, as the cheapest path: it is taken once per character of such a run).
@@ -253,20 +258,19 @@ class LiveDisplay:
             return False
         closed = held.endswith("]")
         content = held[1:-1] if closed else held[1:]
-        if content.strip(_MEMBER_CHARS):
+        if content.strip(MEMBER_CHARS):
             return False
         parts = content.split(",")
         last = parts[-1]
         if not closed and not (last.strip(" \t") and last[-1] in " \t"):
             parts.pop()  # its last number may still grow
         for part in parts:
-            member = _MEMBER.fullmatch(part)
-            if member is None or len(member[1]) > 9 or len(member[2] or "") > 9:
-                continue
-            low = int(member[1])
-            high = int(member[2]) if member[2] else low
-            if low <= high and low <= self._count and high >= 1:
-                return True
+            # (Longer numbers are left to strip: converting them may cost their square.)
+            bounds = member_bounds(part) if len(part) <= SHORT_MARKER else None
+            if bounds is not None:
+                first = max(bounds[0], 1)  # its first member that may name a source
+                if first <= bounds[1] and in_range(first, self._count):
+                    return True
         return False
 
     def _quick_release(self, cut: int) -> Step | None:
@@ -311,11 +315,7 @@ class LiveDisplay:
             self._walk = None
             self._context = context[:-1] + ending(display)
             return Step(display, [])
-        count = self._count
-        if any(
-            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
-            for written in written_set
-        ):
+        if not _kept_as_written(written_set, self._count):
             return None
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
         cited = self._show(parts, found)
@@ -361,12 +361,7 @@ class LiveDisplay:
             states.append(state_after(text, after)[0])
         parts, excluded = split_candidates(text)
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
-        # (A long marker is left to strip to read: its numbers may cost their square to convert.)
-        count = self._count
-        if any(
-            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
-            for written in {parts[i] for i in found}
-        ):
+        if not _kept_as_written({parts[i] for i in found}, self._count):
             stripped: list[int] = []
             while True:
                 text, joins = strip_pass(text, self._count, stripped)
@@ -391,3 +386,11 @@ class LiveDisplay:
             assert last is not None  # (checked above)
             self._context = last[1]
         return Step(display, cited)
+
+
+def _kept_as_written(written: set[str], count: int) -> bool:
+    """Whether strip keeps each of these marker texts as written (every member in range). A long one
+    counts as not kept: it is left to strip to read, as its numbers may cost their square to convert."""
+    return all(
+        len(text) <= SHORT_MARKER and marker_verdict(marker_members(text), count) is None for text in written
+    )

@@ -4,7 +4,7 @@ normalize, the live display and the readers share."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate, chain
@@ -50,7 +50,11 @@ MARKER = re.compile(_marker_pattern("("))
 _SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
-MARKER_CHARS = frozenset("0123456789 \t,-\u2013")
+MEMBER_CHARS = "0123456789 \t,-\u2013"  # what a member list is made of
+MARKER_CHARS = frozenset(MEMBER_CHARS)
+# Marker texts up to this long are kept parsed (marker_members); a longer one may hold numbers
+# whose conversion costs their square, so a caller that can leave it to strip does.
+SHORT_MARKER = 64
 
 
 def _to_int(digits: str) -> int:
@@ -91,12 +95,22 @@ def ranges_in_bounds(listed: str) -> bool:
 def marker_members(written: str) -> tuple[int, ...]:
     """A marker's members, from its text: written order, ranges expanded, repeats removed (first kept)."""
     # Answers repeat the same few short markers: each is parsed once. Long ones are not kept.
-    return _short_members(written) if len(written) <= 64 else _parse_members(written)
+    return _short_members(written) if len(written) <= SHORT_MARKER else _parse_members(written)
 
 
 @lru_cache(maxsize=4096)
 def _short_members(written: str) -> tuple[int, ...]:
     return _parse_members(written)
+
+
+def member_bounds(member: str) -> tuple[int, int] | None:
+    """The first and last number of one member of a list (N is N-N; blanks around it allowed), or
+    None when it is no number or range."""
+    found = _BOUNDS.fullmatch(member.strip(" \t"))
+    if found is None:
+        return None
+    low, high = _ints([found[1], found[2] or found[1]])
+    return low, high
 
 
 def _parse_members(written: str) -> tuple[int, ...]:
@@ -106,13 +120,6 @@ def _parse_members(written: str) -> tuple[int, ...]:
         lows, highs = _bounds(inner)
         return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
     return tuple(dict.fromkeys(_ints(inner.split(","))))
-
-
-# --- Where the code is ---------------------------------------------------------
-#
-# Code is what CommonMark says it is (answers.citations.code, one engine for the
-# scanner, normalize, strip, the live display and the page's port). Markers are
-# the candidates outside it.
 
 
 # --- The whole-text scanner ------------------------------------------------------
@@ -219,10 +226,17 @@ def render_marker(members: Iterable[int]) -> str:
 
 
 def render_written(members: list[int]) -> str:
-    # Written order, not sorted: it decides first-citation order in finalize.
+    """A marker of `members` in the order given, joined by ", " (strip's re-rendering, a provider's
+    marker of its native citations): written order, not sorted, decides first-citation order."""
     return "[" + ", ".join(map(str, members)) + "]"
 
 
 def in_range(value: int, count: int) -> bool:
     """Whether a member names one of `count` sources (1..count): the one in-range rule."""
     return 0 < value <= count
+
+
+def all_in_range(members: Sequence[int], count: int) -> bool:
+    """Whether a marker's members (at least one) all name one of `count` sources."""
+    # (1..count has no gap: its least and greatest members decide.)
+    return in_range(min(members), count) and in_range(max(members), count)

@@ -4,16 +4,19 @@ pass, until no pass changes the text."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
-from typing import Protocol
+from typing import Literal, Protocol
 
 from answers.citations.blocks import removals_keep_code
 from answers.citations.code import code_layout
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
+    Marker,
     Split,
+    all_in_range,
     has_candidates,
     in_range,
     marker_members,
@@ -188,14 +191,15 @@ def _edit_pass(
             parts[i] = replacement
             continue
         start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
-        # The blank run before a marker never reaches past the text before it:
-        # a removal leaves a non-blank character (or the text's start) on its left.
-        before = parts[i - 1].rstrip(" \t")
-        if len(before) < len(parts[i - 1]):
+        taken = blanks_taken(char_before(i))
+        if taken == "before":
+            # The blank run before a marker never reaches past the text before it:
+            # a removal leaves a non-blank character (or the text's start) on its left.
+            before = parts[i - 1].rstrip(BLANKS)
             start -= len(parts[i - 1]) - len(before)
             parts[i - 1] = before
-        elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
-            after = parts[i + 1].lstrip(" \t")
+        elif taken == "after":
+            after = parts[i + 1].lstrip(BLANKS)
             end += len(parts[i + 1]) - len(after)
             parts[i + 1] = after
         if edits is not None:
@@ -206,9 +210,48 @@ def _edit_pass(
     return removed
 
 
+BLANKS = " \t"  # what a removed marker takes with it
+
+
+def blanks_taken(char_before: str) -> Literal["before", "after", ""]:
+    """Which run of blanks a marker that keeps no member is removed with (docs/citations.md, "strip"),
+    from the character right before it as the removals to its left have left the text ("" at the
+    text's start): the run right before it; where there is none and it begins a line or the text,
+    the run right after it; otherwise none (`great[9] and` becomes `great and`)."""
+    if char_before and char_before in BLANKS:
+        return "before"
+    if char_before in ("", "\n"):
+        return "after"
+    return ""
+
+
+def remove_markers(text: str, markers: Iterable[Marker]) -> str:
+    """`text` without `markers` (markers of it, as scan_markers finds them), each removed, left to
+    right, with the blanks strip removes with a marker that keeps no member (blanks_taken)."""
+    parts: list[str] = []
+    last = ""  # the last character of the text kept so far
+    at = 0  # text[at:] is not read yet
+    for marker in sorted(markers, key=lambda m: m.start):
+        if marker.start < at:
+            continue
+        before = text[at : marker.start]
+        taken = blanks_taken(before[-1] if before else last)
+        if taken == "before":
+            # (It never reaches past `before`: a removal leaves no blank on its left.)
+            before = before.rstrip(BLANKS)
+        parts.append(before)
+        last = before[-1] if before else last
+        at = marker.end
+        if taken == "after":
+            while at < len(text) and text[at] in BLANKS:
+                at += 1
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
     """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
-    if not members or (min(members) > 0 and max(members) <= count):  # (none: a range out of bounds)
+    if not members or all_in_range(members, count):  # (none: a range out of bounds)
         return None
     kept = [v for v in members if in_range(v, count)]
     if len(kept) == len(members):
@@ -350,15 +393,17 @@ def _local_pass(
         if replacement:
             draft.render(start, end, replacement)
             continue
-        previous = blank = draft.before(start)
-        while blank >= 0 and base[blank] in " \t":
-            blank = draft.before(blank)
-        if blank != previous:
+        previous = draft.before(start)
+        taken = blanks_taken(base[previous] if previous >= 0 else "")
+        if taken == "before":
+            blank = previous
+            while blank >= 0 and base[blank] in BLANKS:
+                blank = draft.before(blank)
             new_joins.append(draft.delete(blank + 1, end))
             continue
         after = draft.at(end)
-        if previous < 0 or base[previous] == "\n":  # it begins a line: the run after it goes
-            while after < size and base[after] in " \t":
+        if taken == "after":
+            while after < size and base[after] in BLANKS:
                 after = draft.at(after + 1)
         new_joins.append(draft.delete(start, after))
     return new_joins

@@ -10,6 +10,7 @@ from answers.citations import (
     scan_markers,
     strip_out_of_range_markers,
 )
+from answers.citations.strip import remove_markers, strip_pass
 from tests.fixtures.citation_literal import literal_strip
 from tests.fixtures.citation_texts import PROPERTY, source_counts, texts
 
@@ -122,3 +123,11 @@ def test_strip_leaves_no_member_out_of_range_and_is_idempotent(text: str, count:
     twice = strip_out_of_range_markers(once.text, count)
     assert twice.text == once.text
     assert twice.stripped == []
+
+
+@PROPERTY
+@given(texts)
+def test_removing_every_marker_by_hand_is_strips_first_pass_with_no_source(text: str) -> None:
+    # remove_markers (the history's marker-free text, the extractive answerer's quotes) removes
+    # each marker with the blanks strip takes: one rule, strip.blanks_taken.
+    assert remove_markers(text, scan_markers(text)) == strip_pass(text, 0, [])[0]
