@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from answers.citations import finalize_citations, normalize_markers, strip_out_of_range_markers
+from answers.citations.trail import run_steps
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_citations.md"
 SOURCES = [f"source {n}" for n in range(1, 11)]
@@ -105,7 +106,8 @@ def pipeline(text: str) -> str:
 
 
 def normalized_pipeline(text: str) -> str:
-    return pipeline(normalize_markers(text).text)
+    """The three steps as an answer takes them (trail.run_steps: normalize hands strip where code is)."""
+    return run_steps(text, len(SOURCES)).final.text
 
 
 def median_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heapify, heappop, heapreplace
 
-from answers.citations.code import code_regions
+from answers.citations.blocks import Layout, lines_removed_keep_code
+from answers.citations.code import code_layout, code_regions
 from answers.citations.scan import RANGE, SEP, ranges_in_bounds
 
 # The table's order is the order in which the dialects are tried at a position.
@@ -31,6 +32,9 @@ class Normalized:
     text: str
     found: list[tuple[str, str]]  # (dialect name, the exact text rewritten or removed), in the order met
     rewrites: list[Rewrite] = field(default_factory=list)  # the same, with positions (for the trail)
+    # code_layout(text) when normalize could tell it from the input's without reading `text` again
+    # (its rewrites moved no code): strip_out_of_range_markers(text, n, code=...) takes it.
+    code: Layout | None = field(default=None, compare=False, repr=False)
 
 
 # --- The grammar --------------------------------------------------------------
@@ -180,7 +184,8 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         # Where code is, on the text as the model wrote it.
-        self.code = code_regions(text)
+        self.layout = code_layout(text)
+        self.code = code_regions(text) if self.layout is None else self.layout.regions
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
@@ -310,4 +315,40 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
         else:
             heapreplace(heap, (following.start(), n, stream))
     out.append(text[done:])
-    return Normalized("".join(out), found, rewrites)
+    return _normalized(text, "".join(out), found, rewrites, scan.layout)
+
+
+def _normalized(
+    text: str, result: str, found: list[tuple[str, str]], rewrites: list[Rewrite], layout: Layout | None
+) -> Normalized:
+    """normalize_markers(text)'s result, with its code where the input's `layout` tells it."""
+    if layout is None or not moves_no_code(text, rewrites):
+        return Normalized(result, found, rewrites)
+    return Normalized(
+        result,
+        found,
+        rewrites,
+        layout.moved(result, [(r.start, r.end, len(r.replacement)) for r in rewrites]),
+    )
+
+
+_MAY_MOVE_CODE = re.compile("[`|\r]")
+
+
+def moves_no_code(text: str, rewrites: list[Rewrite]) -> bool:
+    """Whether `rewrites` of `text` leave code where it was, only moved along.
+
+    A rewrite never starts in code. A dialect marker holding no backtick, "|"
+    or line break changes no code span, table cell or line; footnote
+    definitions, whole lines, change none where blocks.lines_removed_keep_code
+    says so.
+    """
+    definitions = []
+    for rewrite in rewrites:
+        if _MAY_MOVE_CODE.search(text, rewrite.start, rewrite.end):
+            return False
+        if rewrite.dialect == "footnote-definition":
+            definitions.append((rewrite.start, rewrite.end))
+        elif text.find("\n", rewrite.start, rewrite.end) >= 0:
+            return False
+    return not definitions or lines_removed_keep_code(text, definitions)

@@ -4,6 +4,7 @@ normalize, the live display and the readers share."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -139,19 +140,48 @@ def split_candidates(text: str, code: list[tuple[int, int]] | None = None) -> tu
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
     The parts alternate text and candidate: parts[i] for odd i is a candidate,
-    parts[i - 1] the text before it and parts[i + 1] the text after.
-    Code is text: a candidate inside a code span or block stays in the text
-    around it. The set holds the i of candidates with a range out of bounds.
-    `code` is code_regions(text) when the caller has it.
+    parts[i - 1] the text before it and parts[i + 1] the text after. The set
+    holds the i of candidates that are not markers: inside code (a code span
+    or block), or with a range out of bounds. `code` is code_regions(text)
+    when the caller has it.
+    """
+    parts, excluded, _ = split_at(text, code)
+    return parts, excluded
+
+
+def split_at(
+    text: str, code: list[tuple[int, int]] | None = None
+) -> tuple[list[str], set[int], list[int] | None]:
+    """split_candidates(text, code), and where each part starts in `text` (with len(text) last) when
+    working that out took it (None otherwise).
+
+    The whole text is cut at once, code and all: a candidate looks one
+    character back (a backslash, a line start) and one on (a "(", a ":"),
+    never contains a backtick, a "|" or a line break, and code neither starts
+    nor ends inside one (a span starts and ends with a backtick, a fenced
+    block at a line's start and end, hidden cells after a "|" and at a line's
+    end). So the candidates outside code are those a cut of the prose alone
+    finds, and a candidate inside code is one whose start is.
     """
     excluded: set[int] = set()
     if not has_candidates(text):  # (no candidate: where code is does not matter)
-        return [text], excluded
+        return [text], excluded, None
+    parts = _SPLIT.split(text)
+    if len(parts) == 1:
+        return parts, excluded, None
+    offsets = None
     if code is None:
         code = code_regions(text)
-    parts = _split_prose(text, code) if code else _SPLIT.split(text)
-    if len(parts) == 1:
-        return parts, excluded
+    # (Most code holds no bracket: only the rest is looked up.)
+    bracketed = [(start, end) for start, end in code if text.find("[", start, end) >= 0]
+    if bracketed:
+        offsets = list(accumulate(map(len, parts), initial=0))
+        for start, end in bracketed:
+            i = bisect_left(offsets, start)
+            i += 1 - i % 2  # (a candidate: odd)
+            while i < len(parts) and offsets[i] < end:
+                excluded.add(i)
+                i += 2
     # Each distinct candidate with a range is checked once.
     out_of_bounds = {
         written
@@ -160,52 +190,22 @@ def split_candidates(text: str, code: list[tuple[int, int]] | None = None) -> tu
     }
     if out_of_bounds:
         excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
-    return parts, excluded
-
-
-def _split_prose(text: str, code: list[tuple[int, int]]) -> list[str]:
-    """_SPLIT.split(text) without the candidates inside `code` (they stay in the text around them).
-
-    Each stretch of prose between code is split on its own, from the last
-    character of the code before it: a candidate looks one character back
-    (a backslash, a line start) and one on (a "(", a ":"), never contains a
-    backtick or a line break, and the last character of code opens none (a
-    backtick, or the end of a fence's closing line, followed by a line break).
-    So a stretch has the candidates one split of the whole text finds in it,
-    and cutting only the prose costs no position lookups for the candidates.
-    """
-    parts: list[str] = []
-    copied = 0  # text[copied:] is not in `parts` yet
-    prose = 0  # where the current stretch of prose starts
-    for start, end in [*code, (len(text), len(text))]:
-        if text.find("[", prose, start) >= 0:
-            stretch = _SPLIT.split(text[prose - 1 if prose else 0 : start])
-            if len(stretch) > 1:
-                parts.append(text[copied:prose] + (stretch[0][1:] if prose else stretch[0]))
-                parts += stretch[1:-1]
-                copied = start - len(stretch[-1])
-        prose = end
-    parts.append(text[copied:])
-    return parts
+    return parts, excluded, offsets
 
 
 def scan_markers(text: str) -> list[Marker]:
     """Every citation marker of `text` by docs/citations.md, in order, in time linear in its length.
 
-    Where the spec leaves room, this reading holds (and the live display, strip and
-    finalize share it):
-
-    - lines end at "\\n" only;
-    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
-    - fenced blocks are found from the lines first, and an inline code span is
-      paired only within the stretch between two fenced blocks, so a line
-      starting with three backticks opens a fence even after an unclosed run;
-    - a fence's closing line is code to its end;
-    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
-      precedes that;
-    - the `(` and `:` rules look at the character right after the `]`.
+    Where the spec leaves room, the readings docs/citations.md lists ("The
+    project's readings where the contract is silent") hold here, and the live
+    display, strip and finalize share them.
     """
-    parts, excluded = split_candidates(text)
+    return markers_of(split_candidates(text))
+
+
+def markers_of(cut: Split) -> list[Marker]:
+    """The markers of a text, from its split_candidates() cut."""
+    parts, excluded = cut
     ends = list(accumulate(map(len, parts)))
     return [
         Marker(ends[i - 1], ends[i], marker_members(parts[i]))

@@ -6,14 +6,16 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate, compress
 from typing import Literal, Protocol
 
-from answers.citations.blocks import removals_keep_code
+from answers.citations.blocks import Layout, mover, removals_keep_code
 from answers.citations.code import code_layout
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
+    SHORT_MARKER,
     Marker,
     Split,
     all_in_range,
@@ -22,7 +24,7 @@ from answers.citations.scan import (
     marker_members,
     ranges_in_bounds,
     render_written,
-    split_candidates,
+    split_at,
 )
 
 
@@ -72,20 +74,31 @@ def strip_pass(
 
 
 def _full_pass(
-    text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
+    text: str,
+    count: int,
+    stripped: list[int],
+    trace: StripTrace | None = None,
+    *,
+    split: bool = True,
+    layout: Layout | None = None,
 ) -> tuple[str, list[int], Split | None, bool]:
     """strip_pass, (if `split`) the split_candidates() of the new text where the pass can tell it without
-    cutting again, and (if `split`) whether its removals surely left code where it was."""
+    cutting again, and (if `split`) whether its removals surely left code where it was. `layout` is
+    code_layout(text) when the caller has it."""
     old = text
     # Where code may be, the edits are kept (in `old`: start, end, length of the replacement), and
     # the chunks code was read from, to check them against.
     code = split and ("`" in old or "~" in old or "|" in old)
-    layout = code_layout(old) if code and has_candidates(old) else None
-    parts, excluded = split_candidates(text, None if layout is None else layout.regions)
+    if layout is None or layout.text is not old:
+        layout = code_layout(old) if code and has_candidates(old) else None
+    parts, excluded, offsets = split_at(text, None if layout is None else layout.regions)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
     edits: list[tuple[int, int, int]] | None = [] if code else None
-    offsets = list(accumulate(map(len, parts), initial=0)) if code else []
+    if not code:
+        offsets = []
+    elif offsets is None:
+        offsets = list(accumulate(map(len, parts), initial=0))
     removed = _edit_pass(edited, excluded, count, stripped, verdicts, edits, offsets)
     if trace is not None:
         trace.full_pass(parts, excluded, edited, verdicts)
@@ -94,20 +107,31 @@ def _full_pass(
     text = "".join(edited)
     if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
         return text, [], (edited, excluded), True
-    # A removed candidate is "": it ends where it joined. (Sums of the stretches
-    # between removals: most candidates stay, and a list of every end costs more.)
+    if edits is None:
+        joins = _joins(edited, removed)
+    else:
+        moved = mover(edits)
+        joins = [moved(start) for start, _, size in edits if not size]
+    if not split:
+        return text, joins, None, False
+    kept = edits is None or (
+        layout is not None and removals_keep_code(old, text, edits, joins, layout, moved)
+    )
+    if not _joins_alone(text, joins):
+        return text, joins, None, kept
+    return text, joins, _joined(edited, excluded, removed), kept
+
+
+def _joins(edited: list[str], removed: list[int]) -> list[int]:
+    """Where each removal joined "".join(edited), the removed candidates being "" there."""
+    # (Sums of the stretches between removals: most candidates stay, and a list of every end costs more.)
     joins: list[int] = []
     end = previous = 0
     for i in removed:
         end += sum(map(len, edited[previous:i]))
         joins.append(end)
         previous = i
-    if not split:
-        return text, joins, None, False
-    kept = edits is None or removals_keep_code(old, text, edits, layout)
-    if not _joins_alone(text, joins):
-        return text, joins, None, kept
-    return text, joins, _joined(edited, excluded, removed), kept
+    return joins
 
 
 def _joins_alone(text: str, joins: list[int]) -> bool:
@@ -163,7 +187,7 @@ def _edit_pass(
     verdicts.update(
         (written, verdict)
         for written in set(parts[1::2])
-        if (verdict := marker_verdict(marker_members(written), count)) is not None
+        if (verdict := written_verdict(written, count)) is not None
     )
     if not verdicts:
         return None
@@ -191,13 +215,15 @@ def _edit_pass(
             parts[i] = replacement
             continue
         start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
-        taken = blanks_taken(char_before(i))
+        char = char_before(i)
+        taken = blanks_taken(char)
         if taken == "before":
             # The blank run before a marker never reaches past the text before it:
             # a removal leaves a non-blank character (or the text's start) on its left.
             before = parts[i - 1].rstrip(BLANKS)
             start -= len(parts[i - 1]) - len(before)
             parts[i - 1] = before
+            char = char_before(i)
         elif taken == "after":
             after = parts[i + 1].lstrip(BLANKS)
             end += len(parts[i + 1]) - len(after)
@@ -205,7 +231,7 @@ def _edit_pass(
         if edits is not None:
             edits.append((start, end, 0))
         parts[i] = ""
-        left[i] = char_before(i)
+        left[i] = char
         removed.append(i)
     return removed
 
@@ -247,6 +273,19 @@ def remove_markers(text: str, markers: Iterable[Marker]) -> str:
                 at += 1
     parts.append(text[at:])
     return "".join(parts)
+
+
+def written_verdict(written: str, count: int) -> Verdict:
+    """marker_verdict() of a marker's text. Answers repeat the same few short markers: each one's
+    verdict is worked out once per source count (shared: callers only read it)."""
+    if len(written) <= SHORT_MARKER:
+        return _short_verdict(written, count)
+    return marker_verdict(marker_members(written), count)
+
+
+@lru_cache(maxsize=4096)
+def _short_verdict(written: str, count: int) -> Verdict:
+    return marker_verdict(marker_members(written), count)
 
 
 def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
@@ -409,14 +448,18 @@ def _local_pass(
     return new_joins
 
 
-def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace | None = None) -> StripResult:
+def strip_out_of_range_markers(
+    text: str, source_count: int, trace: StripTrace | None = None, *, code: Layout | None = None
+) -> StripResult:
     """Remove every marker member that is 0 or above `source_count`, pass after pass, (docs/citations.md).
 
-    `trace` (the trail's) hears of every pass and what it found.
+    `trace` (the trail's) hears of every pass and what it found. `code` is code_layout(text) when
+    the caller has it (normalize's, Normalized.code): where code is is then not read again.
     """
     stripped: list[int] = []
     while True:
-        text, joins, split, kept = _full_pass(text, source_count, stripped, trace)
+        text, joins, split, kept = _full_pass(text, source_count, stripped, trace, layout=code)
+        code = None
         draft = Draft(text)
         # (After the full pass, it says whether code stayed; after a local pass, _changes_code.)
         while joins and kept:

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from answers.citations import finalize_citations, scan_markers, strip_out_of_range_markers
 from answers.citations.normalize import normalize_markers
-from answers.citations.trail import MarkerDecision, MarkerOutcome, SourceStatus, Trail, compute_trail
+from answers.citations.trail import (
+    MarkerDecision,
+    MarkerOutcome,
+    SourceStatus,
+    Trail,
+    compute_trail,
+    run_steps,
+)
 from tests.fixtures.citation_texts import PROPERTY, source_counts, texts, with_dialects
 
 KEPT, REWRITTEN, REMOVED, UNMARKED = MarkerOutcome
@@ -277,6 +284,31 @@ def test_deep_nesting_records_one_pass_per_level() -> None:
 def _is_subsequence(small: str, big: str) -> bool:
     chars = iter(big)
     return all(c in chars for c in small)
+
+
+@PROPERTY
+@given(st.one_of(texts, with_dialects), source_counts)
+def test_the_steps_run_together_give_what_each_gives_on_the_last_ones_text(raw: str, count: int) -> None:
+    # run_steps hands each step what the last one knew (where code is, the cut): same results.
+    normalized = normalize_markers(raw)
+    stripped = strip_out_of_range_markers(normalized.text, count)
+    final = finalize_citations(stripped.text, list(range(1, count + 1)))
+    steps = run_steps(raw, count)
+    assert (steps.normalized.text, steps.normalized.found) == (normalized.text, normalized.found)
+    assert (steps.stripped.text, steps.stripped.stripped) == (stripped.text, stripped.stripped)
+    assert steps.final == final
+    # The sources the text cites, in their final order; a text citing nothing cites none.
+    assert steps.cited == ([] if final.fallback else final.references)
+
+
+def test_a_text_citing_nothing_lists_every_source_and_cites_none() -> None:
+    steps = run_steps("No marker here, or one [9] naming no source.", 2)
+    assert (steps.final.text, steps.final.fallback, steps.final.references) == (
+        "No marker here, or one naming no source.",
+        True,
+        [1, 2],
+    )
+    assert steps.cited == []
 
 
 @PROPERTY
