@@ -8,10 +8,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from answers.citations.draft import Draft
 from answers.citations.finalize import Finalized, finalize_citations
 from answers.citations.normalize import Normalized, Rewrite, normalize_markers
 from answers.citations.scan import Marker, in_range, marker_members, markers_of, scan_markers
-from answers.citations.strip import Draft, StripResult, StripTrace, Verdict, strip_out_of_range_markers
+from answers.citations.strip import StripResult, StripTrace, Verdict, strip_out_of_range_markers
 
 
 class SourceStatus(enum.StrEnum):
