@@ -58,7 +58,7 @@ FORMS: list[tuple[int, Callable[[random.Random], str]]] = [
     (2, lambda r: f"`[{r.randint(1, 10)}]`"),
     (3, lambda r: f"\\[{r.randint(1, 10)}]"),
 ]
-# Marker dialects (CITATIONS.md, normalize_markers), 5 % of the markers of an
+# Marker dialects (docs/citations.md, normalize_markers), 5 % of the markers of an
 # answer that has them ({n}: a source number): each of the six dialects, and near misses.
 DIALECT_SHARE = 0.05
 DIALECT_TEMPLATES = [

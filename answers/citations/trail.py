@@ -65,7 +65,7 @@ class MarkerDecision:
     final_end: int | None = None
     final: str | None = None  # its canonical text in the final text
     final_members: tuple[int, ...] = ()  # its members' final numbers, ascending
-    dialect: str | None = None  # the dialect it was normalized from (issue 16)
+    dialect: str | None = None  # the dialect it was normalized from
 
     def as_json(self) -> dict[str, Any]:
         """The stored form (Answer.markers holds a list of these)."""

@@ -136,7 +136,8 @@ def test_answers_under_older_rules_are_reported_apart_never_as_failures(real_ans
 @pytest.mark.parametrize(
     ("raw", "count", "final"),
     [
-        # Issue 30's examples, through the real pipeline: what the trail stores is what the reader sees.
+        # Where a hand notion of code and CommonMark parted ways, through the real pipeline: what
+        # the trail stores is what the reader sees.
         (
             "Press the ` key to open the console [2].\n\nThen type `help` [1].",
             2,

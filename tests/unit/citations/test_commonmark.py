@@ -1,4 +1,4 @@
-"""The citation core held against CommonMark (issue 30): on generated Markdown replies, what the
+"""The citation core held against CommonMark: on generated Markdown replies, what the
 reader sees in the rendered answer is what the trail decided, at `done` and on every stream."""
 
 from __future__ import annotations

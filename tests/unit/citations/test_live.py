@@ -239,7 +239,7 @@ CASES = [
         [[], [], []],
         id="dialect/off-means-text",
     ),
-    # The last spec edge cases (issue 48): a line of blanks so far may yet continue a paragraph
+    # The last spec edge cases: a line of blanks so far may yet continue a paragraph
     # (a fence-like line indented four spaces there opens nothing) or open a fence after a blank
     # line; a dagger's text and a definition's line may hold code.
     pytest.param(

@@ -118,16 +118,16 @@ SCAN_CASES = [
     pytest.param(
         "| a | b |\n|---|---|\n| c | d | [1] |", [], id="table/a-cell-past-the-columns-is-never-shown"
     ),
-    # The examples of issue 30, as the reader now sees them.
+    # Where a hand notion of code and CommonMark parted ways, as the reader now sees it.
     pytest.param(
         "Press the ` key to open the console [2].\n\nThen type `help` to list the commands [1].",
         [(36, 39, (2,)), (80, 83, (1,))],
-        id="issue-30/a-lone-backtick-pairs-with-nothing-past-a-blank-line",
+        id="reader/a-lone-backtick-pairs-with-nothing-past-a-blank-line",
     ),
     pytest.param(
         "````\nprint(a[1])\n```\n[2]\n````\n[3]",
         [(30, 33, (3,))],
-        id="issue-30/a-four-backtick-fence-is-not-closed-by-three",
+        id="reader/a-four-backtick-fence-is-not-closed-by-three",
     ),
 ]
 

@@ -74,13 +74,13 @@ STRIP_CASES = [
         id="passes/removal-ends-a-paragraph-so-a-four-space-line-opens-a-fence",
     ),
     pytest.param("[9]```py [1]", 1, "```py [1]", [9], id="passes/removal-puts-a-marker-in-an-info-string"),
-    pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
+    pytest.param("great[9] and", 1, "great and", [9], id="reader/no-two-words-joined"),
     pytest.param(
         "> ~~~\n> print(a[1])\n> ~~~\nSee [4].",
         3,
         "> ~~~\n> print(a[1])\n> ~~~\nSee.",
         [4],
-        id="issue-30/code-in-a-quoted-fence-is-not-touched",
+        id="reader/code-in-a-quoted-fence-is-not-touched",
     ),
 ]
 
