@@ -18,6 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from summary import head_commit  # (bench/summary.py: the commit a run measures, for BENCHMARKS.md)
+
 from answers.citations import finalize_citations, normalize_markers, strip_out_of_range_markers
 from answers.citations.trail import run_steps
 
@@ -201,7 +203,7 @@ def main() -> None:
     )  # fmt: skip
 
     (RESULTS.parent / "RESULTS_citations.json").write_text(
-        json.dumps({"when": _when(), **figures}, indent=1) + "\n"
+        json.dumps({"when": _when(), "commit": head_commit(), **figures}, indent=1) + "\n"
     )
 
     # The streaming engine (answers.citations.LiveDisplay) is measured by bench/bench_live.py.

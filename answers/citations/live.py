@@ -24,7 +24,7 @@ from answers.citations.scan import (
     render_marker,
     split_candidates,
 )
-from answers.citations.strip import marker_verdict, strip_pass
+from answers.citations.strip import BLANKS, strip_pass, written_verdict
 
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
@@ -85,6 +85,12 @@ class _Held:
         """Keep `piece` apart, after what is held."""
         self.pieces.append(piece)
         self.pieces_size += len(piece)
+
+    def staying(self, cut: int) -> str:
+        """What is known to follow pending[:cut] when `stays_after`: its blanks, the bracket never
+        removed and the character after that (no removal takes them)."""
+        blanks = len(self.pending[cut:]) - len(self.pending[cut:].lstrip(BLANKS))
+        return self.pending[cut : cut + blanks + 2]
 
     def joined(self, piece: str) -> str:
         """The pending text, the pieces held apart and `piece`, as one string (the new pending text's
@@ -154,7 +160,7 @@ class LiveDisplay:
             # The common case, prose in the middle of a line whose kind is settled: only a
             # trailing blank run waits (a marker may take it). The context keeps its blocks;
             # its last character stands for the new last one (a "|" stays: it may make a table).
-            display = pending.rstrip(" \t")
+            display = pending.rstrip(BLANKS)
             self._held.pending = pending[len(display) :]
             self._held.walk = None
             if display:
@@ -247,7 +253,7 @@ class LiveDisplay:
                 if self._never_removed(pending, opening, before):
                     # What follows the cut (blanks, then a bracket never removed) stays as it is.
                     self._held.stays_after = True
-                    cut = len(pending[:opening].rstrip(" \t"))
+                    cut = len(pending[:opening].rstrip(BLANKS))
                     break
                 cut = opening
             if cut == before:
@@ -313,9 +319,7 @@ class LiveDisplay:
         chunk = pending[:cut]
         if _NOT_QUICK.search(chunk) or (self._dialects and _MAY_BE_DIALECT.search(context[-1] + chunk)):
             return None
-        after = ""
-        if self._held.stays_after:
-            after = pending[cut : cut + 2 + len(pending[cut:]) - len(pending[cut:].lstrip(" \t"))]
+        after = self._held.staying(cut) if self._held.stays_after else ""
         bracket = chunk.rfind("[")
         if bracket >= 0 and MARKER_TAIL.fullmatch(chunk[bracket:] + after):
             return None
@@ -371,9 +375,7 @@ class LiveDisplay:
         # at the end is decided by it.
         after = self._held.pending[cut : cut + 1] if self._held.pending.startswith("`", cut) else ""
         if self._held.stays_after and not final:
-            after = self._held.pending[
-                cut : cut + 2 + len(self._held.pending[cut:]) - len(self._held.pending[cut:].lstrip(" \t"))
-            ]
+            after = self._held.staying(cut)
         states = [state_after(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
@@ -411,6 +413,4 @@ class LiveDisplay:
 def _kept_as_written(written: set[str], count: int) -> bool:
     """Whether strip keeps each of these marker texts as written (every member in range). A long one
     counts as not kept: it is left to strip to read, as its numbers may cost their square to convert."""
-    return all(
-        len(text) <= SHORT_MARKER and marker_verdict(marker_members(text), count) is None for text in written
-    )
+    return all(len(text) <= SHORT_MARKER and written_verdict(text, count) is None for text in written)

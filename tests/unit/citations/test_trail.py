@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from answers.citations import finalize_citations, scan_markers, strip_out_of_range_markers
-from answers.citations.normalize import normalize_markers
+from answers.citations.finalize import Finalized
+from answers.citations.normalize import Normalized, normalize_markers
+from answers.citations.strip import StripResult
 from answers.citations.trail import (
     MarkerDecision,
     MarkerOutcome,
@@ -286,13 +288,18 @@ def _is_subsequence(small: str, big: str) -> bool:
     return all(c in chars for c in small)
 
 
+def _one_after_the_other(raw: str, count: int) -> tuple[Normalized, StripResult, Finalized[int]]:
+    """The three public functions called one after the other, each on the last one's text alone."""
+    normalized = normalize_markers(raw)
+    stripped = strip_out_of_range_markers(normalized.text, count)
+    return normalized, stripped, finalize_citations(stripped.text, list(range(1, count + 1)))
+
+
 @PROPERTY
 @given(st.one_of(texts, with_dialects), source_counts)
 def test_the_steps_run_together_give_what_each_gives_on_the_last_ones_text(raw: str, count: int) -> None:
     # run_steps hands each step what the last one knew (where code is, the cut): same results.
-    normalized = normalize_markers(raw)
-    stripped = strip_out_of_range_markers(normalized.text, count)
-    final = finalize_citations(stripped.text, list(range(1, count + 1)))
+    normalized, stripped, final = _one_after_the_other(raw, count)
     steps = run_steps(raw, count)
     assert (steps.normalized.text, steps.normalized.found) == (normalized.text, normalized.found)
     assert (steps.stripped.text, steps.stripped.stripped) == (stripped.text, stripped.stripped)
@@ -314,9 +321,7 @@ def test_a_text_citing_nothing_lists_every_source_and_cites_none() -> None:
 @PROPERTY
 @given(st.one_of(texts, with_dialects), source_counts)
 def test_trail_agrees_with_normalize_strip_and_finalize(raw: str, count: int) -> None:
-    normalized = normalize_markers(raw)
-    stripped = strip_out_of_range_markers(normalized.text, count)
-    final = finalize_citations(stripped.text, list(range(1, count + 1)))
+    normalized, stripped, final = _one_after_the_other(raw, count)
     trail = compute_trail(raw, count)
     assert trail.normalized == normalized.found
     assert (trail.final_text, trail.stripped, trail.fallback) == (
