@@ -206,25 +206,25 @@ def _edit_pass(
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        verdict = verdicts[parts[i]]
-        assert verdict is not None  # (only changing markers are kept)
-        replacement, dropped = verdict
+        replacement, dropped = verdicts[parts[i]]  # type: ignore[misc]  # (only changing markers are kept)
         stripped += dropped
         if replacement:
             if edits is not None and offsets is not None:
                 edits.append((offsets[i], offsets[i + 1], len(replacement)))
             parts[i] = replacement
             continue
-        start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
-        char = char_before(i)
+        start = offsets[i] if offsets else 0
+        end = offsets[i + 1] if offsets else 0
+        previous = parts[i - 1]
+        char = previous[-1] if previous else char_before(i)
         taken = blanks_taken(char)
         if taken == "before":
             # The blank run before a marker never reaches past the text before it:
             # a removal leaves a non-blank character (or the text's start) on its left.
-            before = parts[i - 1].rstrip(BLANKS)
-            start -= len(parts[i - 1]) - len(before)
+            before = previous.rstrip(BLANKS)
+            start -= len(previous) - len(before)
             parts[i - 1] = before
-            char = char_before(i)
+            char = before[-1] if before else char_before(i)
         elif taken == "after":
             after = parts[i + 1].lstrip(BLANKS)
             end += len(parts[i + 1]) - len(after)
@@ -392,6 +392,10 @@ def strip_out_of_range_markers(
     while True:
         text, joins, split, kept = _full_pass(text, source_count, stripped, trace, layout=code)
         code = None
+        if split is not None and kept:
+            # No candidate reaches a join (_joins_alone) and code stayed: a local pass would find
+            # no new marker.
+            return StripResult(text, stripped, split)
         draft = Draft(text)
         # (After the full pass, it says whether code stayed; after a local pass, _changes_code.)
         while joins and kept:
