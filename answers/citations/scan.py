@@ -44,11 +44,15 @@ def _marker_pattern(ranges_group: str) -> str:
 
 
 MARKER = re.compile(_marker_pattern("("))
-# The same without that group, splitting a text into [text, candidate, text,
-# candidate, ..., text]: a whole text's candidates come out with the text around
-# them and without a match object each, which is most of what finalize and
-# strip cost, and the parts join back into the text as they are.
-_SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
+# The candidates: what MARKER's context allows, around any member characters. Splitting a text with
+# it gives [text, candidate, text, candidate, ..., text]: a whole text's candidates come out with
+# the text around them and without a match object each, which is most of what finalize and strip
+# cost, and the parts join back into the text as they are. Which candidates are markers (MARKER's
+# member list, ranges in bounds) is then decided once per distinct candidate text (is_marker_text);
+# the simpler pattern splits faster, and every marker is a candidate.
+_SPLIT = re.compile(
+    r"(\[(?=[ \t0-9])(?<!\\\[)(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)[0-9 \t,\-\u2013]*+\](?!\())"
+)
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
 MEMBER_CHARS = "0123456789 \t,-\u2013"  # what a member list is made of
@@ -139,11 +143,12 @@ def has_candidates(text: str) -> bool:
 def split_candidates(text: str, code: list[tuple[int, int]] | None = None) -> tuple[list[str], set[int]]:
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
-    The parts alternate text and candidate: parts[i] for odd i is a candidate,
-    parts[i - 1] the text before it and parts[i + 1] the text after. The set
-    holds the i of candidates that are not markers: inside code (a code span
-    or block), or with a range out of bounds. `code` is code_regions(text)
-    when the caller has it.
+    The parts alternate text and candidate: parts[i] for odd i is a candidate
+    (a bracket of member characters where a marker may stand), parts[i - 1]
+    the text before it and parts[i + 1] the text after. The set holds the i
+    of candidates that are not markers: inside code (a code span or block),
+    or whose content is no member list (`[1 2]`, a range out of bounds).
+    `code` is code_regions(text) when the caller has it.
     """
     parts, excluded, _ = split_at(text, code)
     return parts, excluded
@@ -182,15 +187,28 @@ def split_at(
             while i < len(parts) and offsets[i] < end:
                 excluded.add(i)
                 i += 2
-    # Each distinct candidate with a range is checked once.
-    out_of_bounds = {
-        written
-        for written in set(parts[1::2])
-        if ("-" in written or "\u2013" in written) and not ranges_in_bounds(written[1:-1])
-    }
-    if out_of_bounds:
-        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
+    # Each distinct candidate text is judged once.
+    not_markers = {written for written in set(parts[1::2]) if not is_marker_text(written)}
+    if not_markers:
+        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in not_markers)
     return parts, excluded, offsets
+
+
+def is_marker_text(written: str) -> bool:
+    """Whether a candidate (a bracket of member characters, its context allowing a marker) is a
+    marker: its content a member list of the grammar, every range in bounds."""
+    if len(written) > SHORT_MARKER:
+        return _is_marker_text(written)
+    return _short_marker_text(written)
+
+
+def _is_marker_text(written: str) -> bool:
+    found = MARKER.fullmatch(written)
+    return found is not None and (found[1] is None or ranges_in_bounds(found[1]))
+
+
+# Answers repeat the same few short candidates: each is judged once.
+_short_marker_text = lru_cache(maxsize=4096)(_is_marker_text)
 
 
 def scan_markers(text: str) -> list[Marker]:

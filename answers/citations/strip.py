@@ -22,6 +22,7 @@ from answers.citations.scan import (
     all_in_range,
     has_candidates,
     in_range,
+    is_marker_text,
     marker_members,
     ranges_in_bounds,
     render_written,
@@ -277,16 +278,19 @@ def remove_markers(text: str, markers: Iterable[Marker]) -> str:
 
 
 def written_verdict(written: str, count: int) -> Verdict:
-    """marker_verdict() of a marker's text. Answers repeat the same few short markers: each one's
-    verdict is worked out once per source count (shared: callers only read it)."""
+    """marker_verdict() of a candidate's text (None for one that is no marker: it stays as it is).
+    Answers repeat the same few short markers: each one's verdict is worked out once per source
+    count (shared: callers only read it)."""
     if len(written) <= SHORT_MARKER:
         return _short_verdict(written, count)
-    return marker_verdict(marker_members(written), count)
+    return _verdict(written, count)
 
 
-@lru_cache(maxsize=4096)
-def _short_verdict(written: str, count: int) -> Verdict:
-    return marker_verdict(marker_members(written), count)
+def _verdict(written: str, count: int) -> Verdict:
+    return marker_verdict(marker_members(written), count) if is_marker_text(written) else None
+
+
+_short_verdict = lru_cache(maxsize=4096)(_verdict)
 
 
 def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
