@@ -1,4 +1,4 @@
-"""Who is asking: one rule for the API, the event streams and the answer pages (docs/api.md).
+"""Who is asking: one rule for the API, the event streams and the answer pages (docs/reference/access.md).
 
 The API's authenticators (REST_FRAMEWORK's DEFAULT_AUTHENTICATION_CLASSES: the token
 first, then the session) decide on every surface, run the same way DRF runs them:

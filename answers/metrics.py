@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # no `*_created` series
 
-MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+# prometheus-client reads the environment itself, and conf reads the same variable.
+MULTIPROC_DIR = conf.PROMETHEUS_MULTIPROC_DIR
 
-# What citation finalizing and the support check decided (docs/citations.md; docs/api.md "Metrics").
+# What citation finalizing and the support check decided (docs/citations.md; docs/reference/http.md).
 DROPPED_SOURCE = "dropped_source"  # a retrieved source no marker cited, left out of the final list
 RENUMBERED_SOURCE = "renumbered_source"  # a cited source whose final number is not its retrieval number
 FALLBACK = "fallback"  # an answer citing nothing, listing every retrieved source

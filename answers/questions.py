@@ -16,7 +16,7 @@ INVISIBLE = frozenset(
 )
 
 NO_VISIBLE_CHARACTER = "The question must hold at least one visible character."
-# The most characters a question may hold (docs/api.md, `POST /api/answers/`): a constant of the
+# The most characters a question may hold (docs/reference/http.md, `POST /api/answers/`): a constant of the
 # contract, not a setting.
 MAX_LENGTH = 2000
 

@@ -15,7 +15,7 @@ urlpatterns = [
     path("answers/<uuid:answer_id>/answer.md", views.answer_markdown, name="markdown"),
     path("conversations/<uuid:conversation_id>/", views.conversation_permalink, name="conversation"),
     # An id in any other form (uppercase, no hyphens, braces...) is no answer's: the same 401/404 as
-    # an unknown id, from the same checks (selectors.parse_answer_id, docs/api.md).
+    # an unknown id, from the same checks (selectors.parse_answer_id, docs/reference/access.md).
     path("answers/<str:raw_id>/", views.unknown_answer_page),
     path("answers/<str:raw_id>/events/", views.unknown_answer_events),
 ]

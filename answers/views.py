@@ -121,7 +121,7 @@ def _answer_context(answer: Answer | None, user: Any = None, *, turn: int = 1) -
         # listed apart, unnumbered (the script numbers them as they are cited).
         "references": [] if in_flight else references,
         "retrieved": references if in_flight else [],
-        # No source reached the threshold: the decline text, no Sources list (docs/api.md, page hooks).
+        # No source reached the threshold: the decline text, no Sources list (docs/reference/page-hooks.md).
         "declined": done and answer.declined,
         "answer_html": payloads.answer_html(answer, reference_count=len(references), turn=turn)
         if done
@@ -393,7 +393,8 @@ def answer_markdown(request: HttpRequest, answer_id: uuid.UUID) -> HttpResponse:
             status=409,
             content_type="text/plain; charset=utf-8",
         )
-    # Sources this reader may no longer read: their number only, as on the page (docs/api.md, answer.md).
+    # Sources this reader may no longer read: their number only, as on the page
+    # (docs/reference/http.md, answer.md).
     redaction = selectors.answer_redaction(answer=answer, user=user)
     references = [
         ref

@@ -65,7 +65,8 @@ from tests.fixtures.providers import Reply, StubOpenAIServer
 PIECES = ["Zebras live in grassland habitat [1] and savanna [2]."]
 ROWS_FILE = harness.BENCH / "RESULTS_streams.json"
 AB_FILE = harness.BENCH / "RESULTS_streams_ab.json"
-# Under this many server threads with 2,000 streams open (no thread per idle stream: docs/api.md).
+# Under this many server threads with 2,000 streams open (no thread per idle stream:
+# docs/howto/deploy.md, "Several processes").
 THREADS_TARGET = 50
 RELEASE_WAIT_S = 20.0
 

@@ -1,4 +1,4 @@
-"""Django settings: every value comes from the environment (see README.md).
+"""Django settings: every value comes from the environment (docs/reference/settings.md).
 
 Safe development defaults exist only when DEBUG is on; with DEBUG off the
 secret key must be given, or the app refuses to start.
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from answers.conf import environment_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -234,79 +236,12 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# --- The answers app (read through answers/conf.py; validated by answers/checks.py).
-ANSWERS_PROVIDER = os.environ.get("ANSWERS_PROVIDER", "extractive")
-ANSWERS_MODEL = os.environ.get("ANSWERS_MODEL", "")
-ANSWERS_MAX_SOURCES = int(env_number("ANSWERS_MAX_SOURCES", 5, int))
-# A score (0..1) is at most the rarity-weighted share of the question a passage covers
-# (answers/retrieval/rerank.py). Unset, the app's default applies: answers.conf.MIN_SCORE_DEFAULT,
-# chosen from the labeled set (bench/RESULTS_relevance.md). Below it nothing is retrieved.
-if os.environ.get("ANSWERS_MIN_SCORE", "").strip():
-    ANSWERS_MIN_SCORE = env_number("ANSWERS_MIN_SCORE", 0.0)
-ANSWERS_RERANKER = os.environ.get("ANSWERS_RERANKER", "lexical")
-# When no retrieved source reaches ANSWERS_MIN_SCORE: "decline" (the provider is not called; the
-# answer is ANSWERS_DECLINE_TEXT, marked declined) or "answer" (the provider is called anyway).
-ANSWERS_NO_SOURCES = os.environ.get("ANSWERS_NO_SOURCES", "decline")
-ANSWERS_DECLINE_TEXT = os.environ.get("ANSWERS_DECLINE_TEXT", "The documents here don't cover this question.")
-# Marker dialects repaired before strip and finalize (docs/citations.md, normalize_markers):
-# "all", "none" or dialect names, comma-separated.
-ANSWERS_MARKER_DIALECTS = os.environ.get("ANSWERS_MARKER_DIALECTS", "all")
-ANSWERS_PROVIDER_TIMEOUT = env_number("ANSWERS_PROVIDER_TIMEOUT", 60.0)
-# Output bounds (README, "Production"): the token limit sent to the provider, and the most
-# characters kept from it (past them the answer is cut and marked truncated).
-ANSWERS_MAX_TOKENS = int(env_number("ANSWERS_MAX_TOKENS", 2048, int))
-ANSWERS_MAX_ANSWER_CHARS = int(env_number("ANSWERS_MAX_ANSWER_CHARS", 100_000, int))
-ANSWERS_EXTRACTIVE_DELAY_MS = env_number("ANSWERS_EXTRACTIVE_DELAY_MS", 0.0)
-ANSWERS_ANON_RATE = os.environ.get("ANSWERS_ANON_RATE", "30/min")
-ANSWERS_USER_RATE = os.environ.get("ANSWERS_USER_RATE", "120/min")
-# The reverse proxies (addresses or CIDR networks) whose X-Forwarded-For names the client, for the
-# anonymous rate limit; none by default: the limit is per connecting address (answers/api/throttles.py).
-ANSWERS_TRUSTED_PROXIES = env_list("ANSWERS_TRUSTED_PROXIES", [])
-# Reliability: heartbeats, the reaper, graceful shutdown (README "Production").
-ANSWERS_STALE_AFTER = env_number("ANSWERS_STALE_AFTER", 60.0)
-ANSWERS_SHUTDOWN_GRACE = env_number("ANSWERS_SHUTDOWN_GRACE", 10.0)
-# Event streams share this many database connections per process (answers/sse/stream.py).
-ANSWERS_STREAM_DB_WORKERS = int(env_number("ANSWERS_STREAM_DB_WORKERS", 4, int))
-# Pipeline steps that use the database at once, per process (answers/pipeline/).
-ANSWERS_PIPELINE_DB_WORKERS = int(env_number("ANSWERS_PIPELINE_DB_WORKERS", 8, int))
-# Threads one process's requests share for their synchronous parts (middleware hooks, database
-# work): a request waiting for something (a provider, its turn) holds none (answers/handler.py).
-ANSWERS_REQUEST_THREADS = int(env_number("ANSWERS_REQUEST_THREADS", 16, int))
-# The most answers one process generates at once; past it a new ask is refused (503, Retry-After).
-# Unset, the app's default applies: answers.conf.MAX_GENERATING_DEFAULT (bench/RESULTS_capacity.md).
-if os.environ.get("ANSWERS_MAX_GENERATING", "").strip():
-    ANSWERS_MAX_GENERATING = int(env_number("ANSWERS_MAX_GENERATING", 0, int))
-# The support check (answers/support/): "lexical" (offline) or "judge" (asks the openai model, or the
-# cohere or mistral one when that is ANSWERS_PROVIDER).
-# 0.5 is the highest bar that flags no clear supported pair of bench/support_labeled.jsonl
-# (paraphrases score from 0.51) and flags 29 of 30 unrelated ones (BENCHMARKS.md, "Support check").
-ANSWERS_SUPPORT_METHOD = os.environ.get("ANSWERS_SUPPORT_METHOD", "lexical")
-ANSWERS_SUPPORT_MIN = env_number("ANSWERS_SUPPORT_MIN", 0.5)
-ANSWERS_OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
-ANSWERS_OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
-ANSWERS_ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
-ANSWERS_ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
-ANSWERS_COHERE_BASE_URL = os.environ.get("COHERE_BASE_URL", "")
-ANSWERS_COHERE_API_KEY = os.environ.get("COHERE_API_KEY", "")
-ANSWERS_MISTRAL_BASE_URL = os.environ.get("MISTRAL_BASE_URL", "")
-ANSWERS_MISTRAL_API_KEY = os.environ.get("MISTRAL_API_KEY", "")
-# Dense + lexical retrieval (answers/retrieval/embeddings.py; README "Dense retrieval").
-ANSWERS_EMBEDDINGS = os.environ.get("ANSWERS_EMBEDDINGS", "none")
-ANSWERS_EMBEDDINGS_BASE_URL = os.environ.get("ANSWERS_EMBEDDINGS_BASE_URL") or ANSWERS_OPENAI_BASE_URL
-ANSWERS_EMBEDDINGS_API_KEY = os.environ.get("ANSWERS_EMBEDDINGS_API_KEY") or ANSWERS_OPENAI_API_KEY
-ANSWERS_EMBEDDING_MODEL = os.environ.get("ANSWERS_EMBEDDING_MODEL", "")
-ANSWERS_EMBEDDING_DIMENSIONS = int(env_number("ANSWERS_EMBEDDING_DIMENSIONS", 0, int))
-ANSWERS_EMBEDDINGS_TIMEOUT = env_number("ANSWERS_EMBEDDINGS_TIMEOUT", 5.0)
-# "hnsw" (approximate, fast) or "none" (exact scan): a pgvector built for another CPU dies building it.
-ANSWERS_PGVECTOR_INDEX = os.environ.get("ANSWERS_PGVECTOR_INDEX", "hnsw")
-# Seconds after an answer finishes before `manage.py trim_events` deletes its stored events (7 days).
-ANSWERS_EVENT_RETENTION = env_number("ANSWERS_EVENT_RETENTION", 604800.0)
-# Conversations (answers/conversations/): the most turns in one, and the characters of earlier turns a
-# follow-up's prompt carries (oldest dropped first).
-ANSWERS_CONVERSATION_TURNS = int(env_number("ANSWERS_CONVERSATION_TURNS", 20, int))
-ANSWERS_CONVERSATION_HISTORY_CHARS = int(env_number("ANSWERS_CONVERSATION_HISTORY_CHARS", 6000, int))
-# GET /metrics (answers/metrics.py) answers only `Authorization: Bearer <this>`; unset: 404.
-ANSWERS_METRICS_TOKEN = os.environ.get("ANSWERS_METRICS_TOKEN", "")
+# --- The answers app: every setting it reads, its environment variable and default are declared once,
+# in answers/conf.py (the settings reference is generated from it). The environment's text is passed on
+# as written: the app parses it when read, and a value it cannot read fails that setting's system check
+# (answers/checks.py) with its id.
+_answers_environment = environment_settings(os.environ)
+globals().update(_answers_environment)
 
 REST_FRAMEWORK = {
     # The token first: when a request carries `Authorization: Token ...` it decides who asks (a bad
@@ -320,7 +255,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"ask_anon": ANSWERS_ANON_RATE, "ask_user": ANSWERS_USER_RATE},
+    # No DEFAULT_THROTTLE_RATES: the app's throttles read ANSWERS_ANON_RATE and ANSWERS_USER_RATE (conf).
     "EXCEPTION_HANDLER": "answers.api.exceptions.exception_handler",
     # DRF's JSON parser, but deeply nested JSON is a 400 (not a RecursionError's 500).
     "DEFAULT_PARSER_CLASSES": ["answers.api.parsers.JSONParser"],
@@ -347,11 +282,11 @@ SPECTACULAR_SETTINGS = {
 # --- Server-sent events (django-eventstream): stored events allow replay.
 EVENTSTREAM_STORAGE_CLASS = "answers.sse.storage.AnswerEventStorage"
 EVENTSTREAM_CHANNELMANAGER_CLASS = "answers.sse.channels.AnswerChannelManager"
-REDIS_URL = os.environ.get("REDIS_URL", "")
-if REDIS_URL:
+# REDIS_URL (answers/conf.py) carries events between processes; django-eventstream wants it in parts.
+if _answers_environment.get("REDIS_URL", "").strip():
     from urllib.parse import urlparse
 
-    _redis = urlparse(REDIS_URL)
+    _redis = urlparse(_answers_environment["REDIS_URL"])
     EVENTSTREAM_REDIS = {
         "host": _redis.hostname or "127.0.0.1",
         "port": _redis.port or 6379,
@@ -360,12 +295,11 @@ if REDIS_URL:
     if _redis.password:
         EVENTSTREAM_REDIS["password"] = _redis.password
 
-# --- Pushpin (GRIP) in front of the event streams (docs/pushpin.md). GRIP_URL is
-# Pushpin's publish endpoint, e.g. http://127.0.0.1:5561?key=<sig_key>&verify-iss=pushpin
+# --- Pushpin (GRIP) in front of the event streams (docs/pushpin.md). GRIP_URL (answers/conf.py)
+# is Pushpin's publish endpoint, e.g. http://127.0.0.1:5561?key=<sig_key>&verify-iss=pushpin
 # (with the key, only requests Pushpin signed count as proxied). Streams through Pushpin
 # hold nothing here: Django answers with the stored events and a hold instruction.
-GRIP_URL = os.environ.get("GRIP_URL", "")
-if GRIP_URL:
+if _answers_environment.get("GRIP_URL", "").strip():
     # Early, as django_grip asks: it marks proxied requests and writes the Grip-* headers.
     MIDDLEWARE.insert(0, "answers.middleware.AsyncGripMiddleware")
 

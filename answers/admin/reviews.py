@@ -1,6 +1,6 @@
 """Reviews: the only thing QA reviewers write (a verdict per answer, with flags on its sources).
 
-Append-only (docs/api.md, "Reviews"): a saved review and its flags are shown, never changed or
+Append-only (docs/reference/models.md, "Reviews"): a saved review and its flags are shown, never changed or
 deleted; a correction is a new review, and the answer's latest review is the one that counts.
 """
 

@@ -276,7 +276,7 @@ class SupportFallbackSerializer(serializers.Serializer[dict[str, str]]):
 
 
 class SupportSerializer(serializers.Serializer[dict[str, Any]]):
-    """The support record (docs/api.md, trail `support`)."""
+    """The support record (docs/reference/http.md, the trail's `support`)."""
 
     method = serializers.CharField(help_text="The method that scored: lexical, judge, or a dotted path.")
     min_score = serializers.FloatField(help_text="The bar: a source scoring at least this supports.")
@@ -287,7 +287,7 @@ class SupportSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class CoverageSerializer(serializers.Serializer[dict[str, Any]]):
-    """The coverage record (docs/api.md, trail `coverage`; answers.support.coverage)."""
+    """The coverage record (docs/reference/http.md, the trail's `coverage`; answers.support.coverage)."""
 
     terms = serializers.ListField(
         child=serializers.CharField(), help_text="The question's informative terms, in its order."

@@ -192,7 +192,8 @@ class AnswerAskView(APIView):
         try:
             # A question the process will not take is refused before its asker's session is made.
             lifecycle.check_admission(limit=conf.MAX_GENERATING)
-            # An anonymous asker's session owns the conversation it starts (docs/api.md, "Conversations").
+            # An anonymous asker's session owns the conversation it starts
+            # (docs/explanation/conversations.md).
             session_key = None if asker_id is not None else await _anonymous_session(request)
             asked = await ask_once(
                 question=data.validated_data["question"],
@@ -287,7 +288,7 @@ async def _anonymous_session(request: Request) -> str:
 
 
 def conversation_error(exc: ConversationRefused) -> Exception:
-    """A refused follow-up as the API answers it: 404, 403 or 409 (docs/api.md, "Conversations")."""
+    """A refused follow-up as the API answers it: 404, 403 or 409 (docs/explanation/conversations.md)."""
     if isinstance(exc, ConversationNotFound):
         return NotFound(exc.message)
     if isinstance(exc, NotConversationOwner):

@@ -27,7 +27,7 @@ from markdown_it.token import Token
 
 def markdown_parser() -> MarkdownIt:
     """A parser with the renderer's options: CommonMark, GFM tables, no raw HTML, indented code or
-    link reference definitions, hard line breaks (docs/api.md, "Answer rendering")."""
+    link reference definitions, hard line breaks (docs/reference/page-hooks.md, "Answer rendering")."""
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False})
     md.enable("table")
     md.disable(["code", "reference", "html_block", "html_inline"])

@@ -62,7 +62,7 @@ class Source:
         return None
 
     def access(self, obj: Any) -> str | list[str]:
-        """ "public", "signed-in", "staff", or a list of group names (docs/api.md, "Document access")."""
+        """ "public", "signed-in", "staff", or a list of group names (docs/reference/access.md)."""
         return "public"
 
 

@@ -1,1 +1,1 @@
-"""Conversations: follow-up questions, each answered as its own turn (docs/api.md, "Conversations")."""
+"""Conversations: follow-up questions, each answered as its own turn (docs/explanation/conversations.md)."""

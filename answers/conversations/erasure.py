@@ -1,6 +1,6 @@
 """Deleting a user's answers, before the user: their conversations, answers, sources and feedback.
 
-Deleting a user keeps their answers (staff only, for QA and the audit: docs/api.md, "Who may read
+Deleting a user keeps their answers (staff only, for QA and the audit: docs/reference/access.md, "Who may read
 an answer"), and admin deletes no answer; this is the way to remove them too (`manage.py
 delete_user_answers`). A reviewed answer is part of the audit record (Review's PROTECT): it goes,
 with its reviews, only when asked for in so many words.

@@ -1,6 +1,6 @@
 """Who may continue a conversation, and the next turn's plan: its number, history and standalone question.
 
-The rules (docs/api.md, "Conversations"): a conversation is read by whoever may read its answers;
+The rules (docs/explanation/conversations.md): a conversation is read by whoever may read its answers;
 only whoever started it (the signed-in asker, or for an anonymous one the same session) adds a
 turn; a turn asked while the previous one is pending or streaming, or past
 ANSWERS_CONVERSATION_TURNS, is refused. The checks run again, under a lock on the

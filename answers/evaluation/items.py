@@ -1,4 +1,4 @@
-"""Which item an answer makes (pure; docs/evaluation.md, "Items from reviewed answers").
+"""Which item an answer makes (pure; docs/evaluation.md, "Building a set").
 
 The answer's latest review decides (reviews are never edited: a correction is a new review):
 

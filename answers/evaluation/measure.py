@@ -1,4 +1,4 @@
-"""One result's `data` (pure; docs/evaluation.md, "One result's data"), read from what the pipeline
+"""One result's `data` (pure; docs/evaluation.md, "What is measured"), read from what the pipeline
 stored: the answer's trail (sources, their final numbers, fallback, stripped, normalized), its
 support record, its timings and the provider's usage. Nothing here re-derives a decision.
 

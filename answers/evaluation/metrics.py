@@ -1,4 +1,4 @@
-"""A run's `metrics` over its results' data (pure; docs/evaluation.md, "The run's metrics").
+"""A run's `metrics` over its results' data (pure; docs/evaluation.md, "What is measured").
 
 Rates are floats in [0, 1] rounded to 4 decimals, null when their denominator is 0. An item is
 *answered* when it neither declined nor failed; the citation rates are over answered items.
@@ -28,7 +28,7 @@ RATES = (
 )
 OTHERS = ("latency_p50_ms", "latency_p95_ms", "prompt_tokens", "completion_tokens")
 NAMES = (*COUNTS, *RATES, *OTHERS)
-# The run list's headline columns (docs/evaluation.md, "Admin").
+# The run list's headline columns (docs/evaluation.md, "Reading a comparison").
 HEADLINE = ("right_first", "decline_precision", "decline_recall", "citation_precision", "citation_recall")
 
 

@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='answer',
             name='coverage',
-            field=models.JSONField(blank=True, editable=False, help_text="The question's informative terms and which of them the cited sources contain (docs/api.md, trail `coverage`); null until computed, with `support`.", null=True),
+            field=models.JSONField(blank=True, editable=False, help_text="The question's informative terms and which of them the cited sources contain (docs/reference/http.md, trail `coverage`); null until computed, with `support`.", null=True),
         ),
         migrations.AddField(
             model_name='answer',

@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
             field=models.JSONField(
                 blank=True,
                 editable=False,
-                help_text="Which sentences the sources back (docs/api.md, trail `support`); null until computed.",
+                help_text="Which sentences the sources back (docs/reference/http.md, trail `support`); null until computed.",
                 null=True,
             ),
         ),

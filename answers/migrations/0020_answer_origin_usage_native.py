@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='answer',
             name='native',
-            field=models.JSONField(blank=True, default=list, editable=False, help_text="Each native citation as the provider gave it (docs/api.md, the trail's `native`)."),
+            field=models.JSONField(blank=True, default=list, editable=False, help_text="Each native citation as the provider gave it (docs/reference/http.md, trail `native`)."),
         ),
         migrations.AddField(
             model_name='answer',

@@ -51,7 +51,8 @@ class Answer(models.Model):
         related_name="answers",
     )
     # Who may read it is decided by how it was asked, not by whether its asker still exists: a
-    # deleted user's answers (asker then null) stay private, readable by staff only (docs/api.md).
+    # deleted user's answers (asker then null) stay private, readable by staff only
+    # (docs/reference/access.md).
     asked_signed_in = models.BooleanField(
         default=False,
         editable=False,
@@ -60,8 +61,8 @@ class Answer(models.Model):
         ),
     )
     delivery = models.CharField(max_length=8, choices=Delivery.choices)
-    # Who asked: a reader, or an evaluation run (docs/api.md); evaluation answers never show on
-    # readers' pages, conversations or the citation health page.
+    # Who asked: a reader, or an evaluation run (docs/howto/evaluations-ci.md); evaluation answers
+    # never show on readers' pages, conversations or the citation health page.
     origin = models.CharField(
         max_length=16, choices=Origin.choices, default=Origin.READER, editable=False, db_index=True
     )
@@ -119,7 +120,7 @@ class Answer(models.Model):
         default=list,
         blank=True,
         editable=False,
-        help_text="Each native citation as the provider gave it (docs/api.md, the trail's `native`).",
+        help_text="Each native citation as the provider gave it (docs/reference/http.md, trail `native`).",
     )
     error_kind = models.CharField(
         max_length=32, blank=True
@@ -136,7 +137,8 @@ class Answer(models.Model):
         null=True,
         blank=True,
         editable=False,
-        help_text="Which sentences the sources back (docs/api.md, trail `support`); null until computed.",
+        help_text="Which sentences the sources back (docs/reference/http.md, trail `support`); "
+        "null until computed.",
     )
     unsupported_count = models.PositiveIntegerField(
         null=True,
@@ -155,7 +157,7 @@ class Answer(models.Model):
         blank=True,
         editable=False,
         help_text="The question's informative terms and which of them the cited sources contain "
-        "(docs/api.md, trail `coverage`); null until computed, with `support`.",
+        "(docs/reference/http.md, trail `coverage`); null until computed, with `support`.",
     )
     may_not_address = models.BooleanField(
         null=True,

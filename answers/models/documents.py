@@ -7,7 +7,7 @@ from django.db.models import Q
 
 
 class DocumentAccess(models.TextChoices):
-    """Who may read a document (Document.Access; docs/api.md, "Document access"); out here for Meta."""
+    """Who may read a document (Document.Access; docs/reference/access.md); out here for Meta."""
 
     PUBLIC = "public", "Public"
     SIGNED_IN = "signed-in", "Signed-in users"

@@ -2,7 +2,7 @@
 
 Reviews are append-only: a saved review and its source flags are never changed or deleted (the
 models refuse it, and so does admin); a correction is a new review, and the answer's latest
-review is the one that counts (docs/api.md, "Reviews").
+review is the one that counts (docs/reference/models.md, "Reviews").
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ When no retrieved source reaches the threshold and ANSWERS_NO_SOURCES is `declin
 default), the answer is declined: the provider is never called (no request, no cost, nothing
 to answer from), and the steps that would have generated publish ANSWERS_DECLINE_TEXT instead,
 through the same publisher: `references` (empty), one delta with the text, `done` with
-`declined` (docs/api.md).
+`declined` (docs/explanation/trail.md, "Declined answers").
 
 One `ask()` serves both delivery paths (JSON and SSE); they differ only in the
 publisher passed in (answers.pipeline.publisher): whether events are published,
@@ -127,7 +127,7 @@ def _start(
     """Steps 1-3: retrieve, persist the answer and its sources, publish `references`."""
     started_at = time.monotonic()
     min_score, max_sources = conf.MIN_SCORE, conf.MAX_SOURCES
-    # Only what the asker may read is retrieved (docs/api.md, "Document access"); a follow-up
+    # Only what the asker may read is retrieved (docs/reference/access.md); a follow-up
     # retrieves on its standalone question, and its prompt carries the marker-free history.
     reader = reader_for_id(asker_id)
     retrieval = retriever(

@@ -1,8 +1,8 @@
 """The provider for the Anthropic Messages API, streamed, with the model's native citations.
 
 Each retrieved source goes, in order, as a `document` block with citations enabled, so
-`document_index` i is source i+1. The model's citations become markers (docs/api.md,
-"Providers"): each text block that carries citations gets `[` + the distinct
+`document_index` i is source i+1. The model's citations become markers
+(docs/howto/providers.md): each text block that carries citations gets `[` + the distinct
 `document_index + 1` in arrival order, joined by `, `, + `]`, after the block's text and
 before its trailing whitespace, with one space before it. That is the raw text; normalize,
 strip and finalize then treat it like any other (an out-of-range index is stripped like any

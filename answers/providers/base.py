@@ -61,10 +61,10 @@ class Generation:
     # in the order the citations arrived, each passage once per source.
     quotes: dict[int, list[str]] = field(default_factory=dict)
     # Token usage as the provider reported it ({"prompt_tokens", "completion_tokens"}), or None
-    # when it reported none (docs/api.md, the trail's `usage`).
+    # when it reported none (docs/reference/http.md, the trail's `usage`).
     usage: dict[str, int] | None = None
     # Each native citation as the provider gave it, in arrival order: the trail's `native`
-    # record (docs/api.md, "Providers"); its shape is the provider's.
+    # record (docs/howto/providers.md); its shape is the provider's.
     native: list[dict[str, object]] = field(default_factory=list)
 
     def set_usage(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:

@@ -1,6 +1,6 @@
 """Where Cohere's citations put their markers in the reply's text (pure: no client, no Django).
 
-docs/api.md, "Providers": each citation names a span of the reply (`start`/`end`, code points,
+docs/howto/providers.md: each citation names a span of the reply (`start`/`end`, code points,
 and the span's `text`) and the documents backing it (`sources`, by the ids we sent). Its marker,
 `[` + the distinct numbers of those ids joined by `, ` + `]` (an id naming no sent document is
 written 0), goes at the span's end, moved back before the span's trailing whitespace and

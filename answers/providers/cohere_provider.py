@@ -3,7 +3,7 @@ with the model's native citations.
 
 Each retrieved source goes, in order, as a document `{"id": "<n>", "data": {"title", "snippet"}}`
 (n its number, from 1). The reply's citations become markers where answers.providers.
-cohere_citations says (docs/api.md, "Providers"); that is the raw text, which normalize, strip and
+cohere_citations says (docs/howto/providers.md); that is the raw text, which normalize, strip and
 finalize then treat like any other (an id naming no sent document is written 0, which strip
 removes). Each citation's `text` is kept as a quote of each source it names; the trail's
 `native` lists each citation as Cohere gave it, with where its marker went.
@@ -284,7 +284,7 @@ def _code(body: Any) -> str:
 
 
 def request_documents(prompt: Prompt) -> list[dict[str, Any]]:
-    """Every source, in order, as a document whose id is its number (docs/api.md, "Providers")."""
+    """Every source, in order, as a document whose id is its number (docs/howto/providers.md)."""
     return [
         {"id": str(source.number), "data": {"title": source.title, "snippet": source.excerpt}}
         for source in prompt.sources

@@ -15,6 +15,7 @@ from answers.citations import scan_markers
 from answers.citations.code import code_regions
 from answers.citations.strip import remove_markers
 from answers.providers.base import Generation
+from answers.providers.lists import Block, read_lists
 from answers.providers.prompt import Prompt
 from answers.providers.quoting import (
     Quoted,
@@ -97,9 +98,10 @@ def _join_lines(lines: list[str]) -> str:
     return text
 
 
-def _blocks(excerpt: str) -> list[tuple[str, bool]]:
+def _blocks(excerpt: str) -> list[Block]:
     """Paragraphs of an excerpt, each a run of lines with the same indentation, whitespace collapsed,
-    and whether it is a numbered list's item (a step: Sentence.step), its number removed."""
+    whether it is a numbered list's item (a step: Sentence.step) and whether a list's item at all,
+    its marker removed."""
     blocks: list[str] = []
     current: list[str] = []
     indent = -1
@@ -123,7 +125,8 @@ def _blocks(excerpt: str) -> list[tuple[str, bool]]:
         current.append(stripped)
     if current:
         blocks.append(_join_lines(current))
-    return [(re.sub(r"\s+", " ", _LIST_MARKER.sub("", b)).strip(), bool(_NUMBERED.match(b))) for b in blocks]
+    read = [(re.sub(r"\s+", " ", _LIST_MARKER.sub("", b)).strip(), b) for b in blocks]
+    return [(text, bool(_NUMBERED.match(b)), bool(_LIST_MARKER.match(b))) for text, b in read]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -177,7 +180,8 @@ def extract_sentences(sources: Sequence[RetrievedSource]) -> list[Sentence]:
         position = 0
         after_kept = False  # the last thing read was a sentence kept (see Sentence.continues)
         entry = ""  # the special method whose signature line came last (Sentence.entry)
-        for block, step in _blocks(source.excerpt):
+        # A list finishing the sentence introducing it reads as that sentence (lists.read_lists).
+        for block, step in read_lists(_blocks(source.excerpt), _is_prose):
             if not _is_prose(block):
                 after_kept = False
                 entry = signature_of(block)

@@ -1,6 +1,6 @@
 """The provider for Mistral's chat completions, streamed, with the model's native references.
 
-The sources travel as Mistral documents its citations (docs/api.md, "Providers"): after the
+The sources travel as Mistral documents its citations (docs/howto/providers.md): after the
 question, an assistant message with one tool call, then the `tool` message answering it, whose
 content is the JSON object `{"0": {"title", "url", "snippets": [[<excerpt>]]}, "1": ...}`: key i
 is source i+1. The reply streams text and `reference` chunks; reference id i gives number i+1,
@@ -55,7 +55,7 @@ TOOL: ToolTypedDict = {
         "parameters": {"type": "object", "properties": {}},
     },
 }
-# What a marker moves back before: trailing whitespace and these (docs/api.md, "Providers").
+# What a marker moves back before: trailing whitespace and these (docs/howto/providers.md).
 _SENTENCE_PUNCTUATION = frozenset(".,;:!?")
 
 

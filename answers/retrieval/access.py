@@ -1,6 +1,6 @@
 """Document access: who may read a document, and the filter retrieval applies for each asker.
 
-A document's access (docs/api.md, "Document access") is `"public"`, `"signed-in"`, `"staff"`, or a
+A document's access (docs/reference/access.md) is `"public"`, `"signed-in"`, `"staff"`, or a
 list of group names (members of any may read it). Staff and superusers read every document.
 Retrieval removes what the asker may not read from the engines' candidates before anything is
 scored, capped or put in a prompt (`AccessFilteredBackend`, `readable_chunks`), and weighs the
@@ -144,7 +144,7 @@ class Redaction:
 
 
 NOTHING_WITHHELD = Redaction()
-# The reference fields a withheld source keeps (docs/api.md, the reference object).
+# The reference fields a withheld source keeps (docs/reference/http.md, the `Reference` schema).
 WITHHELD_KEEPS = ("number",)
 
 

@@ -56,7 +56,7 @@ retrieval waited for it after the search); then the question's vector finds up t
 the engine's; reciprocal rank fusion (answers.retrieval.fusion) merges the two
 lists into one of at most `candidate_limit` candidates, in fused order (which
 is then the tie-break order); every candidate carries its dense similarity into
-the reranker (see rerank's docstring). The trace gains
+the reranker (docs/explanation/relevance.md). The trace gains
 
     "dense": {"status": "used", "index", "model", "candidates", "names"}
              or {"status": "fallback", "reason"} when the embeddings server failed
@@ -351,7 +351,7 @@ def retrieve(
     lexical = [c.raw_score / best_raw if best_raw > 0 else 0.0 for c in candidates]
     similarity = None if hybrid is None else hybrid.similarity
     # An embedding hears "exceptions in Java" as "exceptions": a passage that lacks a rare name
-    # the question writes keeps its lexical score (rerank's docstring, "names").
+    # the question writes keeps its lexical score (docs/explanation/relevance.md, "Names").
     unlifted: set[int] = set()
     if similarity is not None:
         names = rare_names(question, rarity.doc_counts, rarity.total)

@@ -224,7 +224,7 @@ def quarter_terms(question: str) -> frozenset[str]:
 
 
 def term_weights(question: str, terms: list[str], doc_counts: dict[str, int], total: int) -> dict[str, float]:
-    """Each term's weight in the question's score (see answers.retrieval.rerank's docstring).
+    """Each term's weight in the question's score (docs/explanation/relevance.md).
 
     Its rarity (rarity), at most RARITY_CAP for a term the corpus uses; absent_weight for
     one it never uses; a quarter of that for a term of quarter_terms.

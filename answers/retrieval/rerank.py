@@ -1,82 +1,12 @@
 """The default reranker: what share of the question a passage covers, weighted by rarity (pure).
 
-What a score means. A question's informative terms (answers.retrieval.query.query_terms:
-the words that only phrase a question, "what", "should", "know", "explain"..., are
-dropped) each carry a weight: their rarity in the corpus (an inverse document
-frequency over chunks, see query.rarity), saturating at query.RARITY_CAP for a term
-the corpus uses; a quarter of it for a weak term (a keyword that is also a common
-English word, see query.WEAK_TERMS) unless the question is about it ("the for
-statement"), for the verb of a how-to question ("How do I leave a loop early?") and
-for a noun naming the kind of the subject ("the nonlocal keyword"), see
-query.quarter_terms. A term found nowhere in the corpus is as rare as a term can
-be: it is not capped, it carries the largest weight, and since no passage holds it,
-it counts fully against every passage; unless it is one of the most common English
-words ("early", "good"; query.absent_weight: a reference leaves those out for its
-register, not its topic) and the question does not write it as a name: it then
-weighs as a rare term the corpus uses (RARITY_CAP). Then, in 0..1:
-
-    coverage    the weighted share of the question's terms the passage holds
-                (in its text, its section heading or its document's title)
-    title       the weighted share found in the document's title, a term found only
-                in the passage's section heading counting 0.6 of one in the title
-    proximity   how tightly the matched terms sit together in the text: k distinct
-                terms within a window of w words give (k - 1) / (w - 1); 1.0 when
-                adjacent or when the question has a single term
-    phrase      1.0 when the document's title names the question's subject as the
-                question writes it: two of its terms side by side in both ("What is
-                a code object?" and "Code Objects", "the for statement" and "The for
-                statement"; stop words skipped, compared by stem), or every word of
-                the title among the question's terms ("is and == in comparisons" and
-                "Comparisons"), or, for a question of one term, the title holding it;
-                else 0.0. A broad page that holds every word somewhere (the type
-                hierarchy) then no longer outranks the page the question names.
-
-    score = 0.47 * coverage + 0.25 * title + 0.13 * proximity * coverage
-            + 0.15 * phrase * coverage
-
-(`components` also reports `lexical`, the engine's score divided by the best
-candidate's, for the trail; it is not in the score: passages that score alike
-keep the engine's order.)
-
-Every part is at most `coverage` (a title match is a match; proximity and phrase are
-scaled by it), so **a score never exceeds the weighted share of the question the
-passage covers**: 0.8 means "at least 80 % of what the question is about, by rarity,
-is in this passage", and a passage missing a term that carries half the question's
-weight scores at most 0.5 however often it repeats the other half. A passage holding every term in its body
-scores 0.47 to 0.60; with them in its title too, up to 1.0. ANSWERS_MIN_SCORE
-(default 0.25, answers.conf.MIN_SCORE_DEFAULT: the lowest threshold at which 90 %
-of the labeled off-topic questions of bench/relevance_labeled.jsonl retrieve
-nothing, curve in bench/RESULTS_relevance.md) keeps passages covering at least
-25 % of the question's weight.
-
-With dense retrieval on (ANSWERS_EMBEDDINGS, see answers.retrieval.embeddings)
-each passage also carries its cosine similarity to the question, and it raises
-the score 0.35 of the way towards it (DENSE_WEIGHT), never lowers it:
-
-    score = lexical score + 0.35 * max(0, dense - lexical score)
-
-So a passage that shares no word with the question but means the same (dense
-0.75) scores 0.26 and reaches the default threshold; one about something else
-(dense 0.5) scores under it; a passage holding part of the question in words and
-the rest in meaning is raised over it; an exact lexical match is never pulled down
-by a weaker similarity. Without dense similarities (embeddings off, or the
-embeddings server failed) the score is exactly the lexical one.
-
-Names. An embedding hears "How do exceptions work in Java?" much as "How do exceptions
-work?": the Python page on exceptions is as similar to either. So a passage that lacks
-a name the question writes (capitalised mid-sentence, query.name_terms) which the corpus
-uses rarely or never (query.rare_names: "Java", "Kotlin", "AWS"; not "Python" in a
-Python reference, where a fifth of the chunks say it) gets no dense part: its score is
-the lexical one (answers.retrieval.pipeline leaves its similarity out; the trace's
-`dense.names` lists the names).
-
-DENSE_WEIGHT (0.35) is the largest weight that keeps the three aims on the labeled set
-(off-topic declined >= 90 %, on-topic right first >= 95 %, paraphrase top-5 no lower than
-lexical alone), as ANSWERS_MIN_SCORE is the lowest threshold that declines 90 %; the sweep
-of the weight on a real model, every set on both databases, is bench/bench_relevance.py's,
-with its figures in bench/RESULTS_relevance.md (not copied here, so they cannot go stale).
-A site whose model tells near misses apart raises the weight; run the benchmark with that
-model (EMBED_PYTHON, or an OpenAI-compatible server) to see.
+A score is 0.47 coverage + 0.25 title + 0.13 proximity x coverage + 0.15 phrase x coverage (WEIGHTS),
+so it never exceeds the weighted share of the question the passage covers; with dense similarities
+it is raised DENSE_WEIGHT of the way towards the similarity, never lowered. What each part means,
+why the weights are what they are and how they were measured: docs/explanation/relevance.md (the
+figures stay in bench/RESULTS_relevance.md, not copied here, so they cannot go stale).
+`components` also reports `lexical`, the engine's score divided by the best candidate's, for the
+trail; it is not in the score: passages that score alike keep the engine's order.
 """
 
 from __future__ import annotations
@@ -94,7 +24,7 @@ from answers.retrieval.query import STEM_KEEPS, STOPWORDS, WEAK_TERM_WEIGHT, WEA
 # 0.15 scaled by 0.85): on the labeled set and the five held-out ones (bench/), it moved
 # seven on-topic questions to their own page first and none away (bench/RESULTS_relevance.md).
 WEIGHTS = {"coverage": 0.47, "title": 0.25, "proximity": 0.13, "phrase": 0.15}
-# Scaled by coverage, so that no part of the score can exceed it (see the module docstring).
+# Scaled by coverage, so that no part of the score can exceed it (docs/explanation/relevance.md).
 SCALED_BY_COVERAGE = frozenset({"proximity", "phrase"})
 DENSE_WEIGHT = 0.35
 # A term in a section heading counts this share of one in the document's title: a
@@ -110,7 +40,7 @@ def term_weight(term: str, weights: Mapping[str, float] | None = None) -> float:
 
 
 def combine(parts: Mapping[str, float]) -> float:
-    """The lexical score from its parts (module docstring)."""
+    """The lexical score from its parts (docs/explanation/relevance.md, "What a score means")."""
     coverage = parts["coverage"]
     return min(
         1.0,
@@ -194,7 +124,7 @@ def _title_words(title: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]
 
 
 def title_phrase(stems: list[str], title: str) -> float:
-    """1.0 when the title names the question's subject, else 0.0 (module docstring): it holds two
+    """1.0 when the title names the question's subject, else 0.0 (docs/explanation/relevance.md): it holds two
     of the question's stems side by side as the question writes them (`stems` in the question's
     order), or every word of it is one of the question's, or it holds the question's only stem."""
     words, pairs = _title_words(title)
@@ -224,7 +154,8 @@ _HEAD = itemgetter(slice(None, STEM_KEEPS))
 
 
 class LexicalReranker:
-    """Rarity-weighted coverage, title matches and proximity, with the lexical score (module docstring)."""
+    """Rarity-weighted coverage, title matches and proximity, with the lexical score
+    (docs/explanation/relevance.md)."""
 
     name = "coverage-v2"
 

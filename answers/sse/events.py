@@ -1,4 +1,4 @@
-"""The names of an answer's SSE events (docs/api.md, "Events"): one place for the publisher that
+"""The names of an answer's SSE events (docs/reference/events.md): one place for the publisher that
 sends them, the replay that reads them back and the GRIP path that filters them."""
 
 REFERENCES = "references"

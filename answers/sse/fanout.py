@@ -32,9 +32,10 @@ from typing import Any
 
 import redis
 import redis.asyncio
-from django.conf import settings
 from django_eventstream.event import Event
 from django_eventstream.views import MAX_PENDING, Listener, get_listener_manager
+
+from answers.conf import conf
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ class RedisFanout:
 
 @cache
 def fanout() -> LocalFanout | RedisFanout:
-    url = getattr(settings, "REDIS_URL", "")
+    url = conf.REDIS_URL.strip()
     return RedisFanout(url) if url else LocalFanout()
 
 
@@ -273,7 +274,7 @@ class ResilientRedisListener:
 
 def install_redis_listener() -> None:
     """Replace django-eventstream's listener, which does not resubscribe after Redis restarts."""
-    url = getattr(settings, "REDIS_URL", "")
+    url = conf.REDIS_URL.strip()
     manager = get_listener_manager()
     if url and manager.redis_listener is not None:
         manager.redis_listener = ResilientRedisListener(url)

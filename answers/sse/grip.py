@@ -39,6 +39,7 @@ from django_grip import publish as grip_publish
 from gripcontrol import HttpStreamFormat  # type: ignore[import-untyped]
 
 from answers import selectors
+from answers.conf import conf
 from answers.models import Answer
 from answers.retrieval.access import ANONYMOUS, reader_for_id, redact_event, unreadable_documents
 from answers.sse import replay, stream
@@ -116,7 +117,7 @@ def _headed(response: HttpResponseBase, request: HttpRequest) -> HttpResponseBas
 
 
 def proxy_configured() -> bool:
-    return bool(getattr(settings, "GRIP_URL", "") or getattr(settings, "GRIP_PROXIES", None))
+    return bool(conf.GRIP_URL.strip() or getattr(settings, "GRIP_PROXIES", None))
 
 
 def publish(channel: str, event_type: str, data: str, event_id: int) -> None:

@@ -114,7 +114,7 @@ def compute_coverage(answer: Answer) -> dict[str, Any]:
 def compute_support(
     answer: Answer, *, method: SupportMethod | None = None, min_score: float | None = None
 ) -> dict[str, Any]:
-    """The support record of a done answer (docs/api.md, trail `support`). Sync: not from async code."""
+    """The support record of a done answer (docs/reference/http.md, trail `support`); not from async code."""
     inputs = load_inputs(answer)
     return async_to_sync(support_record)(
         inputs,

@@ -109,7 +109,7 @@ def parse_verdicts(text: str, pairs: Sequence[Pair]) -> dict[Pair, float]:
 
 def judge_provider() -> Provider:
     """The provider the judge asks: the answer provider itself when it judges through its own API
-    (`judges`: cohere, docs/api.md "Providers"), else the `openai` provider as the settings configure it."""
+    (`judges`: cohere, docs/howto/providers.md), else the `openai` provider as the settings configure it."""
     provider = get_provider()
     return provider if getattr(provider, "judges", False) else get_provider("openai")
 

@@ -1,4 +1,4 @@
-"""The support record (docs/api.md, trail `support`) from sentences, sources and scores (pure).
+"""The support record (docs/reference/http.md, trail `support`) from sentences, sources and scores (pure).
 
     {"method", "min_score", "fallback",
      "sentences": [{"text", "start", "end", "cited", "scores", "verdict", "grounded_by", "passages"}]}
@@ -14,7 +14,7 @@
   `min_score` whose excerpt has a passage backing the sentence: offsets into that source's
   excerpt (answers.support.passages); `{}` when none.
 - `fallback`: null, or `{"method", "reason"}` when the configured method failed
-  and `method` is the one that stood in for it (docs/api.md's field lists are minimums).
+  and `method` is the one that stood in for it (docs/reference/http.md's field lists are minimums).
 
 `summarize()` counts a stored record for list filters, health shares and metrics.
 """

@@ -193,7 +193,7 @@ def test_without_javascript_the_form_lands_on_the_permalink(
         page.goto("/")
         page.fill("textarea[name=question]", ZEBRA_QUESTION)
         page.click("button[type=submit]")
-        # The permalink of the conversation the answer starts (docs/api.md page hooks), at its turn.
+        # The permalink of the conversation the answer starts (docs/reference/page-hooks.md), at its turn.
         page.wait_for_url(re.compile(r"/conversations/[0-9a-f-]{36}/#turn-1$"))
         expect(page.locator(ANSWER)).to_have_attribute("data-answer-status", "done")
         expect(page.locator(TEXT)).to_have_text("Zebras live in grassland [1] and savanna [2].")
@@ -214,7 +214,7 @@ def _sse(events: list[tuple[str, dict[str, object]]]) -> str:
 def test_a_cite_event_out_of_order_is_dropped_and_said_on_the_console(
     page: Page, browser_stub: StubOpenAIServer
 ) -> None:
-    # The page takes the k-th cited source only as number k (docs/api.md, SSE events). A stream that
+    # The page takes the k-th cited source only as number k (docs/reference/events.md). A stream that
     # breaks the rule, as a change to the numbering might: its number 2 comes first.
     refs = [{"number": n, "title": f"Source {n}", "url": f"/docs/s-{n}", "excerpt": ""} for n in (1, 2)]
     stream = _sse(

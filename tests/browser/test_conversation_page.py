@@ -244,10 +244,11 @@ def test_copy_preview_and_feedback_on_a_later_turn_are_that_turns_own(
     sources = copied.split("Sources:", 1)[1]
     listed = re.findall(r"^(\d+)\. ", sources, re.MULTILINE)
     assert listed == [number for number, _ in shown], sources
-    for number, title in shown:  # these titles' URLs are no links: the title alone (docs/api.md, answer.md),
+    # These titles' URLs are no links: the title alone (docs/reference/http.md, answer.md),
+    for number, title in shown:
         as_text = re.sub(r"([\\\[\]<>&])", r"\\\1", title)  # its markup characters escaped: text
         assert f"\n{number}. {as_text}\n" in sources, sources
-    # Turn 1's question above turn 2's (docs/api.md, answer.md), and nothing else of turn 1.
+    # Turn 1's question above turn 2's (docs/reference/http.md, answer.md), and nothing else of turn 1.
     earlier, _, own = copied.partition(f"# {FOLLOW_UP}\n")
     assert earlier == f"Earlier in this conversation:\n\n1. {ZEBRA_QUESTION}\n\n"
     assert "Zebra habitat guide" not in own, "nothing of turn 1's answer"

@@ -100,8 +100,13 @@ def test_a_citation_click_stays_on_the_page_and_shows_its_source(
         already_shown = page.locator("#source-1").evaluate(BOX_OF)["inView"]
         scrolled = page.evaluate("scrollY")
         follow_citation(page, 1, "source-1")
+        if page.viewport_size and page.viewport_size["width"] >= 1000:
+            assert already_shown, "at 1280 px turn 1's Sources list is on the screen with its answer"
         if already_shown:
             assert page.evaluate("scrollY") == scrolled, "the thread kept its scroll position"
+        else:
+            # Scrolled down to the source from where the reader was (a new page would open at its top).
+            assert page.evaluate("scrollY") > scrolled, "the thread kept its place"
         follow_citation(page, 2, "turn-2-source-1")
         expect(page.locator("#source-1")).not_to_have_attribute("data-source-shown", "")
     assert not scrolls_sideways(page)
@@ -140,6 +145,46 @@ def test_the_box_is_emptied_after_every_turn_and_sits_right_under_the_last_answe
             assert box.evaluate(BOX_OF)["inView"], "the box is a screen or more below the answer"
     assert not scrolls_sideways(page)
     assert clipped(page) == []
+    # The conversation's page as the server renders it: the same heading, an empty box.
+    page.reload()
+    done(page, 2)
+    expect(page.locator("[data-ask-label]")).to_have_text("Ask a follow-up")
+    expect(box).to_have_value("")
+
+
+# An answer of sixty sentences citing all four zebra pages: taller than a desktop's screen.
+LONG_ANSWER = " ".join(
+    f"Zebras graze open grassland {i} and move with the seasons to water [{1 + i % 4}]." for i in range(60)
+)
+
+
+def test_after_a_long_answer_the_emptied_box_is_right_under_it(
+    sized_page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    """The first turn's answer taller than the screen: the box, emptied and headed "Ask a follow-up",
+    comes right after its turn. On a desktop, from the answer's last line the box starts less than a
+    screen further down (its Sources, feedback and sharing between them), not ~1,100 px."""
+    page = sized_page
+    first_turn(page, browser_stub, Reply(pieces=[LONG_ANSWER]))
+    box = page.locator(BOX)
+    expect(box).to_have_value("")
+    expect(page.locator("[data-ask-label]")).to_have_text("Ask a follow-up")
+    turn = page.locator('[data-turn="1"]')
+    text = turn.locator("[data-answer-text]").evaluate(BOX_OF)
+    height = page.evaluate("innerHeight")
+    assert text["bottom"] - text["top"] > height, "the answer is taller than the screen"
+    gap = page.locator("[data-ask-form]").evaluate(BOX_OF)["top"] - turn.evaluate(BOX_OF)["bottom"]
+    assert 0 <= gap <= 80, f"the box is {gap} px under the answer's turn"
+    if page.viewport_size and page.viewport_size["width"] >= 1000:
+        below = box.evaluate(BOX_OF)["top"] - text["bottom"]
+        assert below < height, f"the box is {below} px below the answer's last line"
+        # Scrolled so the answer's last line is at the top: the box shows on the same screen.
+        page.evaluate(f"scrollTo(0, {text['bottom']} - 40)")
+        assert box.evaluate("el => el.getBoundingClientRect().top < innerHeight"), "the box is a screen below"
+    # Enter in the emptied box asks nothing again.
+    box.press("Enter")
+    expect(page.locator("[data-thread] > [data-turn]:visible")).to_have_count(1)
+    assert not scrolls_sideways(page)
 
 
 def test_one_report_control_per_source_and_one_copy_link(

@@ -1,4 +1,4 @@
-"""A small Django site that installs the answers app, as README says ("Add it to your Django project").
+"""A small Django site that installs the answers app, as docs/howto/install.md says.
 
 Its own settings and URLs, and an `articles` app whose models are registered as content
 (articles/answers_sources.py). Its tests run in a pytest session of their own:

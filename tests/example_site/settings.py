@@ -1,4 +1,4 @@
-"""The example site's settings: a plain Django project that adds the answers app (README's recipe)."""
+"""The example site's settings: a plain Django project that adds the answers app (docs/howto/install.md)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "static/"
 
-# The answers app's settings (README lists them all; the defaults serve here).
+# The answers app's settings (docs/reference/settings.md lists them all; the defaults serve here).
 ANSWERS_PROVIDER = "extractive"
 ANSWERS_MIN_SCORE = 0.05
 ANSWERS_MAX_SOURCES = 5

@@ -1,6 +1,6 @@
-"""The answer's admin page marks the spans a provider's own citations name in the raw text (docs/api.md,
-"Providers"): cohere's records by their span and marker, a record with only a marker position
-(mistral's shape) by its marker, overlapping spans piece by piece, everything escaped."""
+"""The answer's admin page marks the spans a provider's own citations name in the raw text
+(docs/howto/providers.md): cohere's records by their span and marker, a record with only a marker
+position (mistral's shape) by its marker, overlapping spans piece by piece, everything escaped."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`answer.md` (what *Copy answer* copies) cannot be made to say more than the page: a document URL
 holding `>` and `)` is refused at every way in (the ingest command, the documents API, a registered
 model), a URL stored before that refusal still cannot end its link target early, and the model's raw
-HTML reads as text, as on the page (docs/api.md, "GET /answers/<id>/answer.md")."""
+HTML reads as text, as on the page (docs/reference/http.md, "GET /answers/<id>/answer.md")."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 JSON path through the API test client, SSE path through a real daphne server; both against
 the stub Anthropic server (real HTTP, the real event sequence), with real retrieval. A reply
 of cited and uncited text blocks, one citing a document that does not exist, gives the raw
-text docs/api.md ("Providers") implies, the finalized pair, each source's status and its quotes.
+text docs/howto/providers.md implies, the finalized pair, each source's status and its quotes.
 """
 
 from __future__ import annotations

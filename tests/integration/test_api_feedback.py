@@ -268,8 +268,8 @@ def test_token_authentication_sends_as_the_token_user(client, answer_factory, us
 
 
 def test_a_token_decides_over_the_session_it_comes_with(client, answer_factory, users):
-    """The documented rule (docs/api.md): a token header, when sent, says who asks; a bad one is a 401
-    even beside the asker's own session, and nothing is stored."""
+    """The documented rule (docs/reference/access.md): a token header, when sent, says who asks; a bad one
+    is a 401 even beside the asker's own session, and nothing is stored."""
     answer = answer_factory(text=TEXT, source_count=4, asker_id=users["asker"].pk)
     stranger = Token.objects.create(user=users["other"])
     client.force_login(users["asker"])

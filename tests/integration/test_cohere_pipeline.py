@@ -3,7 +3,7 @@ paths, and failures, truncation, the rewrite and the judge go through Cohere as 
 
 JSON path through the API test client, SSE path through a real daphne server; both against the stub
 Cohere server (real HTTP, the v2 event stream as the official client parses it), with real
-retrieval. Each scenario's raw text is what docs/api.md ("Providers") implies; the SSE path also
+retrieval. Each scenario's raw text is what docs/howto/providers.md implies; the SSE path also
 shows the final numbers live (every delta's display adds up to the done text).
 """
 

@@ -1,5 +1,5 @@
-"""A conversation after its sources' access tightened (docs/api.md, "Redaction of old answers"): every
-surface that shows a source withholds it alike (the conversation API as the answer API, `answer.md`),
+"""A conversation after its sources' access tightened (docs/reference/access.md, "Redaction"):
+every surface that shows a source withholds it alike (the conversation API as the answer API, `answer.md`),
 and a follow-up's prompts carry no turn that cited it but as its question alone.
 
 The three scripted turns (tests/fixtures/conversations.py): turn 1 cites the nonlocal statement's
@@ -78,7 +78,7 @@ def test_the_conversation_api_withholds_what_the_answer_api_withholds(client: Cl
     assert turns[1]["references"][1] == {"number": 2, "withheld": True}
     for words in NONLOCAL_WORDS:
         assert words not in _said([turn["references"] for turn in turns])
-    # The reader's own answer's text stays theirs (docs/api.md): only the sources are withheld.
+    # The reader's own answer's text stays theirs (docs/reference/access.md): only the sources are withheld.
     assert turns[0]["text"] == tightened[0]["text"]
     # Staff see every source whole.
     staff = Client()

@@ -1,4 +1,4 @@
-"""Conversations end to end (docs/api.md, "Conversations"): three turns where turn 2 says "it" and turn 3
+"""Conversations end to end (docs/explanation/conversations.md): three turns where turn 2 says "it" and turn 3
 "the second one", against the OpenAI-compatible stub, on the JSON path (the API test client) and the SSE
 path (a real server); the read and continue rules; the no-JS form post. The same turns against the
 Anthropic stub: test_conversations_anthropic.py."""

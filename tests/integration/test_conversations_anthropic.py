@@ -1,6 +1,7 @@
-"""Conversations end to end with ANSWERS_PROVIDER=anthropic (docs/api.md, "Conversations"): the three turns
-of test_conversations.py against the Anthropic stub, whose native citations come as one marker per block, on
-the JSON path (the API test client) and the SSE path (the module's live server on the same stub)."""
+"""Conversations end to end with ANSWERS_PROVIDER=anthropic (docs/explanation/conversations.md):
+the three turns of test_conversations.py against the Anthropic stub, whose native citations come as one
+marker per block, on the JSON path (the API test client) and the SSE path (the module's live server on the
+same stub)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conversations end to end with ANSWERS_PROVIDER=mistral (docs/api.md, "Conversations"): the three turns
+"""Conversations end to end with ANSWERS_PROVIDER=mistral (docs/explanation/conversations.md): the three turns
 of test_conversations.py against the Mistral stub, each follow-up's rewrite one non-streamed request to it
 and each answer's references in a row one marker, on the JSON path (the API test client) and the SSE path
 (the module's live server on the same stub)."""

@@ -77,6 +77,8 @@ def test_a_third_turn_naming_another_subject_speaks_of_it(offline: Client) -> No
         ("What does yield do?", "generator function"),
         # What break does, not only where it may be written.
         ("How do I leave a loop early?", "It terminates the nearest enclosing loop"),
+        # Its two steps, a list finishing "is executed in two steps:", not only that there are two.
+        ("What does the import statement do?", "two steps: find a module, loading and initializing it"),
     ],
 )
 def test_an_offline_answer_says_what_the_question_asks(offline: Client, question: str, said: str) -> None:

@@ -1,4 +1,4 @@
-"""Declining when nothing is relevant (docs/api.md, ANSWERS_NO_SOURCES): no provider request, the same
+"""Declining when nothing is relevant (docs/explanation/trail.md): no provider request, the same
 declined answer through the JSON API, the trail, the pages, admin, the health page, `/metrics`, `ask` and
 `audit_citations`.
 

@@ -1,7 +1,7 @@
 """A deleted user's answers stay private: readable by staff only, never by whoever holds the id.
 
 The asker key is SET_NULL (the answer and its trail are kept for QA); `asked_signed_in` keeps the
-read rule (docs/api.md, "Who may read an answer"). Every surface is asked: the answer object, its
+read rule (docs/reference/access.md, "Who may read an answer"). Every surface is asked: the answer object, its
 permalink page, its event stream, feedback, and the trail.
 """
 
@@ -135,17 +135,18 @@ def test_a_deleted_users_conversation_is_staffs_only(client, carols_answer):
     assert Answer.objects.filter(conversation=conversation).count() == 1
 
 
-def test_the_way_readme_gives_deletes_a_users_answers_before_the_user(client, answer_factory):
-    """README: admin deletes no answer; `manage.py delete_user_answers USERNAME` does, before the user."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "delete them in\nadmin" not in readme
-    assert "manage.py delete_user_answers USERNAME" in readme
+def test_the_way_the_deploy_guide_gives_deletes_a_users_answers_before_the_user(client, answer_factory):
+    """docs/howto/deploy.md: admin deletes no answer; `manage.py delete_user_answers USERNAME` does, before
+    the user."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "howto" / "deploy.md").read_text()
+    assert "delete them in\nadmin" not in guide
+    assert "manage.py delete_user_answers USERNAME" in guide
     carol = User.objects.create_user("carol", password="pw")
     theirs = [answer_factory(text=TEXT, source_count=2, asker_id=carol.pk) for _ in range(2)]
     someone_elses = answer_factory(text=TEXT, source_count=2)
     Review.objects.create(answer=theirs[1], verdict="ok")
     client.force_login(User.objects.create_superuser("root", password="pw"))
-    # What README used to say does not work: admin refuses to delete an answer.
+    # What the docs once said does not work: admin refuses to delete an answer.
     refused = client.get(reverse("admin:answers_answer_delete", args=[theirs[0].pk]))
     assert refused.status_code == 403
 

@@ -1,4 +1,4 @@
-"""`GET /metrics` (docs/api.md, "Metrics"): Prometheus text, added up over several server processes.
+"""`GET /metrics` (docs/reference/http.md): Prometheus text, added up over several server processes.
 
 Two daphne processes share one PROMETHEUS_MULTIPROC_DIR, as on one machine in production;
 questions are asked on each, and a scrape of either shows the counts of both: answers by

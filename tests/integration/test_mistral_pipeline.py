@@ -2,7 +2,7 @@
 
 JSON path through the API test client, SSE path through a real daphne server; both against the
 stub Mistral server (real HTTP, the real chunks), with real retrieval. Each scripted reply gives
-the raw text docs/api.md ("Providers") implies, the finalized pair, the trail's `native` record
+the raw text docs/howto/providers.md implies, the finalized pair, the trail's `native` record
 and usage; failures (429 with Retry-After, 500, a cut stream) and truncation end as with openai;
 the health page and the metrics name the provider.
 """

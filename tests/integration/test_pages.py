@@ -138,7 +138,7 @@ def test_form_without_javascript_answers_and_redirects_to_the_permalink(
 
     answer = Answer.objects.get()
     assert response.status_code == 303
-    # The permalink of the conversation the answer starts, at its turn (docs/api.md, "Web page hooks").
+    # The permalink of the conversation the answer starts, at its turn (docs/reference/page-hooks.md).
     assert response["Location"] == f"/conversations/{answer.conversation_id}/#turn-1"
     assert answer.question == "What do the pages say?"
     assert answer.delivery == Answer.Delivery.JSON

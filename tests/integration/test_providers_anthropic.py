@@ -293,8 +293,8 @@ def test_anthropic_without_a_model_fails_the_system_check() -> None:
         call_command("check")
 
 
-@override_settings(ANSWERS_PROVIDER="anthropic", ANSWERS_MODEL="claude-x")
-def test_anthropic_with_a_model_passes_the_system_check() -> None:
+@override_settings(ANSWERS_PROVIDER="anthropic", ANSWERS_MODEL="claude-x", ANSWERS_ANTHROPIC_API_KEY="sk-x")
+def test_anthropic_with_a_model_and_a_key_passes_the_system_check() -> None:
     call_command("check")
 
 

@@ -1,6 +1,6 @@
 """The cohere provider against a real local server speaking Cohere's v2 chat API as the official
-client parses it (tests/fixtures/cohere_stub.py): where each citation's marker goes (docs/api.md,
-"Providers"), the native record, quotes, usage, truncation, and failures as with `openai`."""
+client parses it (tests/fixtures/cohere_stub.py): where each citation's marker goes (docs/howto/providers.md),
+the native record, quotes, usage, truncation, and failures as with `openai`."""
 
 from __future__ import annotations
 

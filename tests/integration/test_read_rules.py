@@ -1,6 +1,6 @@
 """Who may read an answer, on every way in: one table over a real daphne server.
 
-The contract (docs/api.md, "Who may read an answer"; docs/api.md): an answer asked by a
+The contract (docs/reference/access.md, "Who may read an answer"): an answer asked by a
 signed-in user is for that user and staff only; an answer asked anonymously is for
 whoever holds its URL; the trail is for the QA reviewers' permission. The same situation
 gets the same status everywhere:

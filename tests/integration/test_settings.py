@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,9 @@ from django.core.checks import run_checks
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
+from answers.checks import CHECKS
 from answers.citations.normalize import DIALECTS
-from answers.conf import PROVIDERS, RERANKERS, SUPPORT_METHODS, conf
+from answers.conf import NUMBER, PROVIDERS, RERANKERS, SUPPORT_METHODS, WHOLE_NUMBER, conf, settings_table
 from answers.plugins import plugin_class
 from answers.providers.extractive import ExtractiveProvider
 from answers.providers.registry import get_provider
@@ -23,6 +25,8 @@ from answers.support.compute import get_support_method
 from answers.support.methods import LexicalMethod
 
 ROOT = Path(__file__).resolve().parents[2]
+SETTING_NAMES = sorted(setting.name for setting in settings_table())
+ENV_NAMES = {setting.env_name for setting in settings_table()}
 
 
 def _import_settings(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -126,6 +130,39 @@ def test_a_bad_boolean_is_reported_by_name():
         ({"ANSWERS_CONVERSATION_TURNS": 1}, []),
         ({"ANSWERS_CONVERSATION_HISTORY_CHARS": -1}, ["answers.E046"]),
         ({"ANSWERS_CONVERSATION_HISTORY_CHARS": 0}, []),
+        # A value its setting's parser cannot read is that setting's check's error, not a crash.
+        ({"ANSWERS_MAX_SOURCES": "many"}, ["answers.E002"]),
+        ({"ANSWERS_MIN_SCORE": "high"}, ["answers.E003"]),
+        ({"ANSWERS_EMBEDDINGS_TIMEOUT": "soon"}, ["answers.E023"]),
+        ({"ANSWERS_EVENT_RETENTION": "a week"}, ["answers.E027"]),
+        (
+            {"ANSWERS_CONVERSATION_TURNS": "20 turns", "ANSWERS_SHUTDOWN_GRACE": -1},
+            ["answers.E045", "answers.E009"],
+        ),
+        # The openai and anthropic endpoints, checked as cohere's and mistral's are.
+        ({"ANSWERS_PROVIDER": "openai", "ANSWERS_OPENAI_API_KEY": "", "ANSWERS_OPENAI_BASE_URL": ""}, []),
+        ({"ANSWERS_PROVIDER": "openai", "ANSWERS_OPENAI_API_KEY": "sk two"}, ["answers.E067"]),
+        ({"ANSWERS_PROVIDER": "openai", "ANSWERS_OPENAI_BASE_URL": "localhost:11434/v1"}, ["answers.E068"]),
+        ({"ANSWERS_PROVIDER": "openai", "ANSWERS_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, []),
+        ({"ANSWERS_PROVIDER": "extractive", "ANSWERS_OPENAI_BASE_URL": "not checked while unused"}, []),
+        (
+            {"ANSWERS_PROVIDER": "anthropic", "ANSWERS_MODEL": "", "ANSWERS_ANTHROPIC_API_KEY": ""},
+            ["answers.E017", "answers.E069"],
+        ),
+        (
+            {"ANSWERS_PROVIDER": "anthropic", "ANSWERS_MODEL": "m", "ANSWERS_ANTHROPIC_API_KEY": "sk-ant\n"},
+            ["answers.E069"],
+        ),
+        (
+            {
+                "ANSWERS_PROVIDER": "anthropic",
+                "ANSWERS_MODEL": "m",
+                "ANSWERS_ANTHROPIC_API_KEY": "sk-ant",
+                "ANSWERS_ANTHROPIC_BASE_URL": "gateway.example",
+            },
+            ["answers.E070"],
+        ),
+        ({"ANSWERS_PROVIDER": "anthropic", "ANSWERS_MODEL": "m", "ANSWERS_ANTHROPIC_API_KEY": "sk-ant"}, []),
     ],
 )
 def test_each_bad_setting_fails_its_own_check(overrides, expected_ids):
@@ -202,3 +239,76 @@ def test_every_builtin_plugin_loads_as_a_class_with_what_the_pipeline_calls(buil
 def test_a_plugin_path_that_does_not_load_is_improperly_configured() -> None:
     with pytest.raises(ImproperlyConfigured, match=r"ANSWERS_RERANKER is 'no.such.Reranker'.*lexical, none"):
         plugin_class("ANSWERS_RERANKER", "no.such.Reranker", RERANKERS)
+
+
+# --- One source per setting: answers.conf's table
+
+
+def test_without_an_environment_the_project_spells_no_setting_of_the_app() -> None:
+    """project/settings.py passes on what the environment says and nothing else: each default is conf's."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ANSWERS_") and k not in ENV_NAMES}
+    script = "import sys, project.settings as s; print(sorted(set(dir(s)) & set(sys.argv[1:])))"
+    result = subprocess.run(
+        [sys.executable, "-c", script, *SETTING_NAMES],
+        cwd=ROOT,
+        env={**clean, "SECRET_KEY": "s"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_environment_reaches_the_app_as_written_and_conf_parses_it() -> None:
+    script = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'project.settings'; django.setup(); "
+        "from answers.conf import conf; "
+        "print(repr((conf.MAX_SOURCES, conf.TRUSTED_PROXIES, conf.OPENAI_API_KEY, conf.EMBEDDINGS_API_KEY)))"
+    )
+    env = {
+        **os.environ,
+        "DEBUG": "true",
+        "ANSWERS_MAX_SOURCES": " 7 ",
+        "ANSWERS_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1",
+        "OPENAI_API_KEY": "sk-env",
+    }
+    env.pop("ANSWERS_EMBEDDINGS_API_KEY", None)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "(7, ('10.0.0.0/8', '127.0.0.1'), 'sk-env', 'sk-env')"
+
+
+def test_a_number_the_environment_gets_wrong_is_reported_by_its_check_not_a_crash() -> None:
+    env = {**os.environ, "DEBUG": "true", "ANSWERS_STALE_AFTER": "a minute"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert "(answers.E008) ANSWERS_STALE_AFTER is 'a minute', which is not a number." in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unset_setting_reads_its_fallback_then_its_default() -> None:
+    with override_settings(ANSWERS_OPENAI_BASE_URL="http://127.0.0.1:11434/v1"):
+        assert conf.EMBEDDINGS_BASE_URL == "http://127.0.0.1:11434/v1"
+        with override_settings(ANSWERS_EMBEDDINGS_BASE_URL="http://127.0.0.1:8080/v1"):
+            assert conf.EMBEDDINGS_BASE_URL == "http://127.0.0.1:8080/v1"
+    with override_settings(ANSWERS_OPENAI_BASE_URL="", ANSWERS_EMBEDDINGS_BASE_URL="  "):
+        assert conf.EMBEDDINGS_BASE_URL is None
+
+
+def test_every_check_id_the_table_names_exists_and_every_check_is_listed() -> None:
+    source = (ROOT / "answers" / "checks.py").read_text()
+    reported = set(re.findall(r'"(answers\.E\d{3})"', source.split("CHECKS = {", 1)[1].split("\n}\n", 1)[1]))
+    named = {check for setting in settings_table() for check in setting.checks}
+    assert named <= set(CHECKS), named - set(CHECKS)
+    # Each id is reported by checks.py itself or through the table (bounds, endpoints, plug-ins).
+    assert set(CHECKS) == reported | named, set(CHECKS) ^ (reported | named)
+
+
+def test_every_setting_a_parser_can_refuse_has_a_check_to_report_it() -> None:
+    refusable = [s.name for s in settings_table() if s.parser in (WHOLE_NUMBER, NUMBER) and not s.checks]
+    assert refusable == []
+    assert len({s.name for s in settings_table()}) == len(settings_table())
+    assert len({s.env_name for s in settings_table()}) == len(settings_table())

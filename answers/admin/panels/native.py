@@ -1,5 +1,5 @@
 """The native citations panel: the raw text with each span a provider's citation names marked, and each
-citation as the provider gave it (`Answer.native`, docs/api.md "Providers").
+citation as the provider gave it (`Answer.native`, docs/howto/providers.md).
 
 Records differ by provider; what is marked is read generically: a record's `span_at` (the cited
 span in the raw text, where the provider names spans: cohere) and its `marker_at` (where its

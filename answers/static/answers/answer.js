@@ -9,13 +9,13 @@
 // once finalized: its markers already carry their final numbers), the sources cited so far
 // in their final numbers (each announced by a `cite` event before its number shows), and,
 // apart and unnumbered, the retrieved sources not cited yet. At `done` the finalized pair
-// replaces them; a number once shown never changes (docs/api.md, SSE events).
+// replaces them; a number once shown never changes (docs/reference/events.md).
 //
 // A declined answer (no source reached the relevance threshold: `done` with `declined`) shows its
 // text, no Sources list and no retrieved list, marks the container `data-answer-declined`, and
 // offers the example questions again.
 //
-// In a conversation the page is a thread (docs/api.md page hooks, data-turn): each turn its own
+// In a conversation the page is a thread (docs/reference/page-hooks.md, data-turn): each turn its own
 // answer block, its ids and source anchors unique to the turn (turn T > 1: `turn-T-source-N`,
 // answers/rendering.py source_anchor). The first answer moves the address to the conversation's
 // permalink (history API); a follow-up adds a turn built from the thread's data-turn-template.
@@ -168,7 +168,7 @@
       li.append(label, " ");
     }
     if (ref.withheld) {
-      // A source this reader may no longer read: its number only (docs/api.md, "Document access").
+      // A source this reader may no longer read: its number only (docs/reference/access.md, "Site content and document access").
       li.dataset.withheld = "";
       const withheld = document.createElement("span");
       withheld.className = "source-title source-withheld";
@@ -237,7 +237,7 @@
     const number = numberOf(data);
     if (number !== this.cited + 1 || !data.reference) {
       // The server announces each cited source once, numbers 1, 2, ... in order, before the text
-      // shows its number (docs/api.md, SSE events): anything else is its bug. Dropped, so the
+      // shows its number (docs/reference/events.md): anything else is its bug. Dropped, so the
       // page never shows a number the final text does not give, but never silently.
       console.error(
         "answer.js: a cite event dropped: expected number " + (this.cited + 1) + " with its reference, got " +

@@ -1,4 +1,4 @@
-// Copy and share a done answer (docs/api.md page hooks): "Copy answer" (data-copy-answer) puts the answer on
+// Copy and share a done answer (docs/reference/page-hooks.md): "Copy answer" (data-copy-answer) puts the answer on
 // the clipboard as Markdown with its numbered Sources list, "Copy link" (data-copy-link, the link to the
 // answer's permalink) its permalink, and "Download as Markdown" is the permalink's /answers/<id>/answer.md.
 // The copied Markdown is that download, fetched when the answer is done, so the two never differ. A declined

@@ -1,4 +1,4 @@
-// Reader feedback under a done answer (docs/api.md page hooks): the verdict buttons (data-verdict) after an
+// Reader feedback under a done answer (docs/reference/page-hooks.md): the verdict buttons (data-verdict) after an
 // optional comment (data-feedback-comment), and in each source, behind its "Report a source" disclosure
 // (data-flag), a flag (data-flag-source) with its own note (data-flag-note), posted to
 // POST /api/answers/<id>/feedback/. One verdict per reader per answer:

@@ -1,5 +1,5 @@
 // The ask page's first screen: choosing an example question fills the question box
-// (docs/api.md page hooks: data-example-question). Without this script each example is a
+// (docs/reference/page-hooks.md: data-example-question). Without this script each example is a
 // button of a GET form that reloads the page with the question in the box (`?q=`).
 (function () {
   "use strict";

@@ -1,4 +1,4 @@
-// Source previews (docs/api.md page hooks: data-source-preview): hovering or focusing a citation link in an
+// Source previews (docs/reference/page-hooks.md: data-source-preview): hovering or focusing a citation link in an
 // answer's text opens a popover with its source's title, its excerpt with the backing passage marked,
 // and a link to the source, all taken from the answer's own Sources list (so it works while the answer
 // streams, for each source as soon as it is cited). Escape closes it and keeps the focus on the citation;
@@ -12,7 +12,7 @@
 // One popover per answer container ([data-answer]), built from text nodes and cloned page nodes only.
 //
 // The page re-renders the answer's text while it streams and swaps in the final pair at `done`
-// (docs/api.md, SSE events): a citation the popover marks (aria-describedby, aria-expanded) differs
+// (docs/reference/events.md): a citation the popover marks (aria-describedby, aria-expanded) differs
 // from the render's own, so the render replaces it, and `done` replaces every source's li. An open
 // popover follows: it moves to the new link of the same citation (the same target, the same
 // occurrence in the text), rebuilt from the source's new li (at `done`: its backing passage marked),

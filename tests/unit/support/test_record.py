@@ -1,4 +1,5 @@
-"""The support record (docs/api.md, trail `support`): verdicts, scores, grounded_by, quotes and fallback."""
+"""The support record (docs/reference/http.md, trail `support`): verdicts, scores, grounded_by, quotes,
+fallback."""
 
 from __future__ import annotations
 

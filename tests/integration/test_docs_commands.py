@@ -1,7 +1,9 @@
-"""README's offline commands run as written in a fresh checkout (issue 33).
+"""The docs' offline commands run as written in a fresh checkout (issue 33; the docs site, issue 49).
 
-The code blocks README marks `<!-- runs offline: ... -->` are run line by line with bash, in a copy of
-the checkout's files (what `git ls-files` names, as a fresh clone has them; the shared virtualenv
+The code blocks README.md and the docs pages mark as runnable offline (README with
+`<!-- runs offline: tests/integration/test_docs_commands.py -->`, a docs page with the MyST comment
+`% runs offline: tests/integration/test_docs_commands.py`) are run line by line with bash, in a copy
+of the checkout's files (what `git ls-files` names, as a fresh clone has them; the shared virtualenv
 linked as `.venv`), in an environment with no SECRET_KEY, DATABASE_URL or DEBUG: each exits 0 and
 prints no traceback.
 """
@@ -18,13 +20,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MARK = "<!-- runs offline: tests/integration/test_readme.py -->"
+MARK = re.compile(
+    r"(?:<!-- |% )runs offline: tests/integration/test_docs_commands\.py(?: -->)?\s*```sh\n(.*?)```", re.S
+)
+PAGES = sorted([ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)])
+RUNNABLE = [page for page in PAGES if MARK.search(page.read_text())]
 
 
-def offline_commands(readme: str) -> list[str]:
-    """The lines of each ```sh block README marks as runnable offline (comments and blanks left out)."""
+def offline_commands(text: str) -> list[str]:
+    """The lines of each ```sh block a page marks as runnable offline (comments and blanks left out)."""
     commands: list[str] = []
-    for block in re.findall(re.escape(MARK) + r"\s*```sh\n(.*?)```", readme, re.S):
+    for block in MARK.findall(text):
         for line in block.splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
                 commands.append(line)
@@ -51,14 +57,15 @@ def fresh_checkout(tmp_path: Path) -> Path:
     return checkout
 
 
-def test_readme_marks_the_command_line_block_runnable() -> None:
-    commands = offline_commands((ROOT / "README.md").read_text())
+def test_the_tutorial_marks_its_command_line_block_runnable() -> None:
+    commands = offline_commands((ROOT / "docs" / "tutorial.md").read_text())
     assert any(" manage.py migrate" in c for c in commands)
     assert any(" manage.py ask " in c for c in commands)
     assert any(" manage.py drf_create_token " in c for c in commands)
 
 
-def test_readmes_offline_commands_run_as_written_in_a_fresh_checkout(fresh_checkout: Path) -> None:
+@pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: str(page.relative_to(ROOT)))
+def test_offline_commands_run_as_written_in_a_fresh_checkout(page: Path, fresh_checkout: Path) -> None:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -67,7 +74,7 @@ def test_readmes_offline_commands_run_as_written_in_a_fresh_checkout(fresh_check
     }
     assert not (fresh_checkout / "db.sqlite3").exists()
     outputs = {}
-    for command in offline_commands((fresh_checkout / "README.md").read_text()):
+    for command in offline_commands((fresh_checkout / page.relative_to(ROOT)).read_text()):
         done = subprocess.run(
             ["bash", "-c", command], cwd=fresh_checkout, env=env, capture_output=True, text=True, timeout=600
         )
@@ -76,17 +83,17 @@ def test_readmes_offline_commands_run_as_written_in_a_fresh_checkout(fresh_check
         assert "Traceback" not in output, f"{command}\n{output[-3000:]}"
         outputs[command] = output
     assert (fresh_checkout / "db.sqlite3").exists(), "the checkout's own database"
-    asked = next(output for command, output in outputs.items() if " manage.py ask " in command)
-    assert "Sources" in asked
-    token = next(output for command, output in outputs.items() if " drf_create_token " in command)
-    assert re.search(r"[0-9a-f]{40}", token)
+    asked = [output for command, output in outputs.items() if " manage.py ask " in command]
+    assert all("Sources" in output for output in asked)
+    tokens = [output for command, output in outputs.items() if " drf_create_token " in command]
+    assert all(re.search(r"[0-9a-f]{40}", output) for output in tokens)
 
 
-def test_readme_reads_the_trail_with_a_token_it_says_how_to_make() -> None:
-    """The trail is 401 without a token: the block that reads it makes one first and sends it."""
-    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+def test_a_page_that_reads_the_trail_makes_the_token_it_sends_first() -> None:
+    """The trail is 401 without a token: each block that reads it makes one first and sends it."""
+    blocks = [b for page in PAGES for b in re.findall(r"```sh\n(.*?)```", page.read_text(), re.S)]
     trail_reads = [b for b in blocks if re.search(r"curl [^\n]*/trail/", b)]
-    assert trail_reads, "README shows no request for the trail"
+    assert trail_reads, "no page shows a request for the trail"
     for block in trail_reads:
         made = block.find("drf_create_token")
         sent = re.search(r'curl [^\n]*-H "Authorization: Token \$TOKEN"[^\n]*/trail/', block)
