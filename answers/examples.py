@@ -4,7 +4,6 @@ offline), remembered per corpus version. A service, not a selector: it runs retr
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from django.db import DatabaseError
 from django.db.models import Count, Max, Min, Q
 
+from answers.citations import scan_markers
 from answers.conf import conf
 from answers.models import Chunk, Document
 from answers.providers.extractive import compose_answer
@@ -96,9 +96,6 @@ def _good_example(document_id: int, title: str) -> bool:
     return Chunk.objects.filter(found, document_id=document_id).exists()
 
 
-_FIRST_MARKER = re.compile(r"\[(\d+)\]")
-
-
 def _answers_well(document_id: int, title: str, corpus: dict[str, Any]) -> bool:
     """Asked, the document's example question is answered citing the document first.
 
@@ -118,9 +115,9 @@ def _answers_well(document_id: int, title: str, corpus: dict[str, Any]) -> bool:
         sources = retrieve(question, min_score=conf.MIN_SCORE, max_sources=conf.MAX_SOURCES).sources
     except (DatabaseError, NoSearchBackend):
         return False
-    first = _FIRST_MARKER.search(compose_answer(question, sources))
+    markers = scan_markers(compose_answer(question, sources))
     by_number = {s.number: s.document_id for s in sources}
-    well = first is not None and by_number.get(int(first.group(1))) == document_id
+    well = bool(markers) and by_number.get(markers[0].members[0]) == document_id
     if any(k[: len(version)] != version for k in _answered_well):
         _answered_well.clear()  # the corpus changed: forget what the old one answered
     _answered_well[key] = well

@@ -15,7 +15,8 @@ runs for 200 characters or to that passage's end (at most 400), then back to the
 ellipsis where the window cuts the excerpt.
 
 answers/static/answers/excerpts.js builds the same pieces in the page (native quotes at `done`):
-keep the two alike (tests/browser/test_source_quotes.py compares them).
+both must give the pieces of one table, tests/fixtures/excerpt_cases.json (tests/unit/test_excerpts.py
+runs it here, tests/browser/test_source_quotes.py in the page).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from markdown_it.utils import EnvType, OptionsDict
 from answers.citations import Marker, scan_markers
 from answers.citations.code import code_regions
 from answers.citations.markdown import markdown_parser
-from answers.citations.scan import in_range
+from answers.citations.scan import all_in_range
 
 ALLOWED_TAGS = frozenset(
     {
@@ -128,7 +128,7 @@ def _sentinel(text: str) -> str:
 
 def _cite_html(members: Sequence[int], reference_count: int, turn: int = 1) -> str | None:
     """A marker's links: `[n]` one link, `[n, m]` "[" + a link per member + "]"; None unless all cite."""
-    if not members or not all(in_range(m, reference_count) for m in members):
+    if not members or not all_in_range(members, reference_count):
         return None
     if len(members) == 1:
         return f'<a class="cite" href="#{source_anchor(members[0], turn)}">[{members[0]}]</a>'

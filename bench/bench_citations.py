@@ -18,7 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from summary import head_commit  # (bench/summary.py: the commit a run measures, for BENCHMARKS.md)
+
 from answers.citations import finalize_citations, normalize_markers, strip_out_of_range_markers
+from answers.citations.trail import run_steps
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS_citations.md"
 SOURCES = [f"source {n}" for n in range(1, 11)]
@@ -105,7 +108,8 @@ def pipeline(text: str) -> str:
 
 
 def normalized_pipeline(text: str) -> str:
-    return pipeline(normalize_markers(text).text)
+    """The three steps as an answer takes them (trail.run_steps: normalize hands strip where code is)."""
+    return run_steps(text, len(SOURCES)).final.text
 
 
 def median_ms(run: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -199,7 +203,7 @@ def main() -> None:
     )  # fmt: skip
 
     (RESULTS.parent / "RESULTS_citations.json").write_text(
-        json.dumps({"when": _when(), **figures}, indent=1) + "\n"
+        json.dumps({"when": _when(), "commit": head_commit(), **figures}, indent=1) + "\n"
     )
 
     # The streaming engine (answers.citations.LiveDisplay) is measured by bench/bench_live.py.

@@ -8,11 +8,12 @@ from answers.citations.normalize import Normalized, normalize_markers
 from answers.citations.scan import Marker, render_marker, scan_markers
 from answers.citations.strip import StripResult, strip_out_of_range_markers
 
-# The version of the citation rules (docs/citations.md, "Versions") a trail is computed under.
-# 1: code by the project's own line rules (before issue 30); 2: code as CommonMark decides it, the
-# dialects `double` with a label, `dagger-indexed` and the full-width footnote, and a removed marker
-# taking the blanks after it only where it begins a line.
-RULES_VERSION = 2
+# The version of the citation rules (docs/citations.md, "Versions of the rules") a trail is computed
+# under. 1: code by the project's own line rules; 2: code as CommonMark decides it, the dialects
+# `double` with a label, `dagger-indexed` and the full-width footnote, and a removed marker taking
+# the blanks after it only where it begins a line; 3: a dialect marker refused only where it starts
+# in code.
+RULES_VERSION = 3
 
 __all__ = [
     "RULES_VERSION",

@@ -63,19 +63,18 @@ _UNSETTLED_LINE = re.compile(r"[ \t>]*(?:[-+*#|`~=_:0-9][^\n]*)?")
 def code_regions(text: str) -> list[tuple[int, int]]:
     """Where `text` is code (fenced blocks and code spans), as (start, end) pairs in order."""
     if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
-        return []
+        return []  # (no Markdown code syntax at all: nothing to parse)
     if "\r" in text or "\0" in text:
         return code_and_blocks(Parsed(text))[0]
     return chunked_layout(text).regions
 
 
 def code_layout(text: str) -> Layout | None:
-    """The chunks code_regions(text) read, its regions among them (`.regions`), for a caller that
-    then asks blocks.removals_keep_code about edits of `text`; None where it reads none (no
-    code character, or "\r" or NUL in the text: then code_regions(text) is what to call)."""
-    if "`" not in text and "~~~" not in text and ("|" not in text or _DELIMITER_ROW.search(text) is None):
-        return None
-    if "\r" in text or "\0" in text:
+    """What code_regions(text) reads (its regions: `.regions`), for a caller that then asks
+    blocks.removals_keep_code about removals from `text`: for a text that holds code or may come
+    to by a removal (a backtick, a tilde or a "|" in it); None for any other, and for one with
+    "\r" or NUL (code_regions(text) is then what to call; removals are not checked)."""
+    if ("`" not in text and "~" not in text and "|" not in text) or "\r" in text or "\0" in text:
         return None
     return chunked_layout(text)
 
@@ -117,6 +116,11 @@ def code_tail(text: str) -> Tail:
     # whose info string gets a backtick.
     if ("`" in last or "~" in last) and not line_settled(last):
         undecided = line
+    # A last line of blanks only reads as a blank line, which closes a paragraph; once more comes,
+    # it may be that paragraph's continuation line (where a fence indented four spaces or more
+    # opens nothing) or, after a blank line, such a fence's opening line: it is not decided yet.
+    if last and not last.strip(" \t"):
+        undecided = min(undecided, line)
     top = [t for t in parsed.tokens if t.level == 0 and (t.nesting == 1 or t.type == "fence") and t.map]
     block_line = top[-1].map[0] if top else 0  # type: ignore[index]
     block = parsed.starts[block_line] if top else 0

@@ -4,7 +4,7 @@ first-citation order, every marker rewritten."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from answers.citations.scan import Split, in_range, marker_members, render_marker, split_candidates
@@ -19,6 +19,8 @@ class Finalized(Generic[T]):
     mapping: dict[int, int]  # old number -> new number
     dropped: list[int]  # old numbers of uncited sources, ascending
     fallback: bool
+    # split_candidates(text): the final text's cut, markers rewritten in place (for the trail).
+    cut: Split | None = field(default=None, compare=False, repr=False)
 
 
 def number_first_citations(mapping: dict[int, int], members: Iterable[int]) -> list[int]:
@@ -48,7 +50,9 @@ def finalize_citations(text: str, sources: Sequence[T], *, cut: Split | None = N
     else:
         parts, excluded = cut[0].copy(), cut[1]  # (the caller's cut stays as it was)
     if len(excluded) == len(parts) // 2:
-        return Finalized(text, list(sources), {n: n for n in range(1, count + 1)}, [], True)
+        return Finalized(
+            text, list(sources), {n: n for n in range(1, count + 1)}, [], True, (parts, excluded)
+        )
     kept_as_is = {i: parts[i] for i in excluded}
     markers: list[str | None] = [*parts[1::2]]
     for i in excluded:
@@ -78,4 +82,5 @@ def finalize_citations(text: str, sources: Sequence[T], *, cut: Split | None = N
         mapping=mapping,
         dropped=[n for n in range(1, count + 1) if n not in mapping],
         fallback=False,
+        cut=(parts, excluded),
     )

@@ -15,8 +15,16 @@ from answers.citations.code import line_settled
 from answers.citations.finalize import number_first_citations
 from answers.citations.live_context import MARKER_TAIL, ending, open_forms, state_after
 from answers.citations.normalize import dialect_selection, normalize_markers
-from answers.citations.scan import in_range, marker_members, render_marker, split_candidates
-from answers.citations.strip import strip_pass
+from answers.citations.scan import (
+    MEMBER_CHARS,
+    SHORT_MARKER,
+    in_range,
+    marker_members,
+    member_bounds,
+    render_marker,
+    split_candidates,
+)
+from answers.citations.strip import BLANKS, strip_pass, written_verdict
 
 _FENCE_STARTS = ("`", "``", "~", "~~")
 _FOOTNOTE_DEFINITION_LINE = re.compile(r"\[\^[0-9]+\^?\]:[^\n]*")
@@ -28,12 +36,9 @@ _OPENINGS = re.compile("[\\[\u3010\uff3b]")
 _NOTHING_TO_DECIDE = re.compile("[^\\[\u3010\uff3b`~\\\\\n]*+")
 # Held blanks and an opening bracket with member characters only: more of these keep it undecided.
 _HELD_OPEN = re.compile(r"[ \t]*+\[[0-9 \t,\-\u2013]*+")
-_MEMBER_CHARS = "0123456789 \t,-\u2013"
-_LONG = 64  # marker texts longer than this are not kept parsed (scan.marker_members)
 # What keeps a stretch from _quick_release: what may move code, escape, or open a dialect.
 _NOT_QUICK = re.compile("[`~\\\\\n|\u3010\uff3b\u2020]")
 _SHOWN_KEPT = 1024  # how many marker texts' displays an answer keeps
-_MEMBER = re.compile("[ \t]*([0-9]+)(?:[-\u2013]([0-9]+))?[ \t]*")
 
 
 # --- The engine ----------------------------------------------------------------------
@@ -51,6 +56,52 @@ class Step:
 _NOTHING = Step("", [])
 
 
+@dataclass
+class _Walk:
+    """The last walk of LiveDisplay._before_the_end back over the pending text: a later walk over the
+    same pending text that gets back to where this one began ends where it did."""
+
+    began: int  # the cut it walked back from
+    stopped: int  # where it stopped: the text before is settled
+    stays_after: bool  # what it left held after `stopped` is blanks, then a bracket never removed
+    at_line_start: bool  # whether the pending text began a line
+
+
+@dataclass
+class _Held:
+    """The raw text received and not displayed yet, and what the engine knows of it."""
+
+    pending: str = ""  # held back, as one string
+    # Pieces received after `pending` while nothing could settle, and their length in all (kept
+    # apart: appending each to `pending` would copy the held stretch once per piece).
+    pieces: list[str] = field(default_factory=list)
+    pieces_size: int = 0
+    walk: _Walk | None = None  # None once the pending text is cut
+    waits_for_partner: bool = False  # `pending` starts with a backtick run waiting for its partner
+    open_bracket: bool = False  # `pending` is blanks and an open bracket with member characters only
+    stays_after: bool = False  # what is held after the last cut is blanks and a bracket never removed
+
+    def hold(self, piece: str) -> None:
+        """Keep `piece` apart, after what is held."""
+        self.pieces.append(piece)
+        self.pieces_size += len(piece)
+
+    def staying(self, cut: int) -> str:
+        """What is known to follow pending[:cut] when `stays_after`: its blanks, the bracket never
+        removed and the character after that (no removal takes them)."""
+        blanks = len(self.pending[cut:]) - len(self.pending[cut:].lstrip(BLANKS))
+        return self.pending[cut : cut + blanks + 2]
+
+    def joined(self, piece: str) -> str:
+        """The pending text, the pieces held apart and `piece`, as one string (the new pending text's
+        start: the pieces are emptied)."""
+        if self.pieces:
+            piece = "".join(self.pieces) + piece
+            self.pieces.clear()
+            self.pieces_size = 0
+        return self.pending + piece
+
+
 class LiveDisplay:
     """Turns raw provider text, piece by piece, into the text finalize will give, as soon as it settles.
 
@@ -66,58 +117,38 @@ class LiveDisplay:
         self._dialects = dialect_selection(dialects)
         self._open = open_forms(self._dialects)
         self._context = ""  # stands in for everything displayed so far; "" at the start of the text
-        self._pending = ""  # raw text received and not yet displayed
-        # Pieces received after _pending while nothing could settle (kept apart: appending each to
-        # _pending would copy the held stretch once per piece).
-        self._tail: list[str] = []
-        self._tail_size = 0
-        # The last walk of _before_the_end over the pending text: (where it began, where it stopped,
-        # what it set _stays_after to, at_line_start); a later walk over the same text that gets
-        # back to where this one began ends where it did. None once the pending text is cut.
-        self._walk: tuple[int, int, bool, bool] | None = None
+        self._held = _Held()
         self._mapping: dict[int, int] = {}  # original number -> final number
         # How a marker text is displayed, once all its members have numbers (they never change).
         self._shown_as: dict[str, str] = {}
-        self._unpaired_run = False  # the pending text starts with a backtick run waiting for its partner
-        self._held_open = False  # the pending text is blanks and an open bracket with member characters
-        self._stays_after = False  # the text held after the last cut is blanks and a bracket never removed
         self._closed = False
 
     @property
     def held(self) -> int:
         """How many raw characters are held back."""
-        return len(self._pending) + self._tail_size
-
-    def _hold(self, piece: str) -> Step:
-        self._tail.append(piece)
-        self._tail_size += len(piece)
-        return _NOTHING
-
-    def _pending_with(self, piece: str) -> str:
-        """The pending text, the pieces held apart and `piece`, as one string (now _pending's start)."""
-        if self._tail:
-            piece = "".join(self._tail) + piece
-            self._tail.clear()
-            self._tail_size = 0
-        return self._pending + piece
+        return len(self._held.pending) + self._held.pieces_size
 
     def feed(self, piece: str) -> Step:
         """Take the next raw piece; return what it makes displayable."""
-        if self._held_open and ((piece.isdigit() and piece.isascii()) or not piece.strip(_MEMBER_CHARS)):
+        if self._held.open_bracket and (
+            (piece.isdigit() and piece.isascii()) or not piece.strip(MEMBER_CHARS)
+        ):
             # An open bracket gaining member characters stays open: nothing to look at again
             # (a long run of digits fed one at a time costs its length, not its square; held
             # inline, as the cheapest path: it is taken once per character of such a run).
-            self._tail.append(piece)
-            self._tail_size += len(piece)
+            held = self._held
+            held.pieces.append(piece)
+            held.pieces_size += len(piece)
             return _NOTHING
         if self._closed:
             raise ValueError("feed() after close()")
-        if self._unpaired_run and "`" not in piece and "~" not in piece and "\n" not in piece:
+        if self._held.waits_for_partner and "`" not in piece and "~" not in piece and "\n" not in piece:
             # Only a backtick run (its partner), a fence or a new line (a blank one ends the
             # span's block) ends the wait.
-            return self._hold(piece)
-        pending = self._pending_with(piece)
-        self._held_open = False
+            self._held.hold(piece)
+            return _NOTHING
+        pending = self._held.joined(piece)
+        self._held.open_bracket = False
         context = self._context
         if (
             context
@@ -129,20 +160,20 @@ class LiveDisplay:
             # The common case, prose in the middle of a line whose kind is settled: only a
             # trailing blank run waits (a marker may take it). The context keeps its blocks;
             # its last character stands for the new last one (a "|" stays: it may make a table).
-            display = pending.rstrip(" \t")
-            self._pending = pending[len(display) :]
-            self._walk = None
+            display = pending.rstrip(BLANKS)
+            self._held.pending = pending[len(display) :]
+            self._held.walk = None
             if display:
                 self._context = (
                     context + ending(display) if context[-1] == "|" else context[:-1] + ending(display)
                 )
             return Step(display)
-        self._pending = pending
+        self._held.pending = pending
         cut = self._settled()
         if cut == 0:
             # Nothing settles: if all that is held is blanks and one open bracket, member
             # characters alone will keep it so.
-            self._held_open = _HELD_OPEN.fullmatch(pending) is not None
+            self._held.open_bracket = _HELD_OPEN.fullmatch(pending) is not None
             return Step("")
         return self._quick_release(cut) or self._release(cut, final=False)
 
@@ -151,17 +182,17 @@ class LiveDisplay:
         if self._closed:
             raise ValueError("close() called twice")
         self._closed = True
-        self._held_open = False  # feed() checks it before _closed
-        self._pending = self._pending_with("")
-        if not self._pending:
+        self._held.open_bracket = False  # feed() checks it before _closed
+        self._held.pending = self._held.joined("")
+        if not self._held.pending:
             return Step("")
-        return self._release(len(self._pending), final=True)
+        return self._release(len(self._held.pending), final=True)
 
     def _settled(self) -> int:
         """How much of the pending text nothing still to come can change (the rules: live_context.py)."""
-        pending = self._pending
+        pending = self._held.pending
         at_line_start = self._context == "" or self._context.endswith("\n")
-        self._unpaired_run = False
+        self._held.waits_for_partner = False
         if "`" in pending or "~" in pending:
             # Where code stops being decided: the first backtick run with no partner among the
             # runs received (a run at the very end may still grow, so it does not count yet),
@@ -173,7 +204,7 @@ class LiveDisplay:
                 run = max(run, 0)
                 if not pending.startswith("`", run):
                     return self._before_the_end(run, at_line_start)
-                self._unpaired_run = not pending[:run].strip(" \t")
+                self._held.waits_for_partner = not pending[:run].strip(" \t")
                 # The character after this cut is known, a backtick: only a form that
                 # can take it (a dagger's text, a footnote definition's line) still waits.
                 line = pending.rfind("\n", 0, run) + 1
@@ -196,15 +227,15 @@ class LiveDisplay:
         marker that can never be removed (a member already in range): only a
         removal joins the text before a marker to what follows it.
         """
-        pending = self._pending
-        self._stays_after = False
-        walk = self._walk
+        pending = self._held.pending
+        self._held.stays_after = False
+        walk = self._held.walk
         began = cut
         while True:
-            if walk is not None and cut == walk[0] and at_line_start == walk[3]:
+            if walk is not None and cut == walk.began and at_line_start == walk.at_line_start:
                 # From here on this walk is the last one: it ends where that one did.
-                self._stays_after = walk[2]
-                cut = walk[1]
+                self._held.stays_after = walk.stays_after
+                cut = walk.stopped
                 break
             before = cut
             while cut > 0 and pending[cut - 1] in " \t`":
@@ -221,18 +252,18 @@ class LiveDisplay:
                 # blanks after a number say it is complete.)
                 if self._never_removed(pending, opening, before):
                     # What follows the cut (blanks, then a bracket never removed) stays as it is.
-                    self._stays_after = True
-                    cut = len(pending[:opening].rstrip(" \t"))
+                    self._held.stays_after = True
+                    cut = len(pending[:opening].rstrip(BLANKS))
                     break
                 cut = opening
             if cut == before:
                 break
-        self._walk = (began, cut, self._stays_after, at_line_start)
+        self._held.walk = _Walk(began, cut, self._held.stays_after, at_line_start)
         return cut
 
     def _open_before(self, line: int, cut: int) -> int | None:
         """The first opening in pending[line:cut] whose text up to the cut may still become a form."""
-        pending = self._pending
+        pending = self._held.pending
         last = max(pending.rfind(bracket, line, cut) for bracket in "[\u3010\uff3b")
         if last < 0:
             return None
@@ -253,20 +284,19 @@ class LiveDisplay:
             return False
         closed = held.endswith("]")
         content = held[1:-1] if closed else held[1:]
-        if content.strip(_MEMBER_CHARS):
+        if content.strip(MEMBER_CHARS):
             return False
         parts = content.split(",")
         last = parts[-1]
         if not closed and not (last.strip(" \t") and last[-1] in " \t"):
             parts.pop()  # its last number may still grow
         for part in parts:
-            member = _MEMBER.fullmatch(part)
-            if member is None or len(member[1]) > 9 or len(member[2] or "") > 9:
-                continue
-            low = int(member[1])
-            high = int(member[2]) if member[2] else low
-            if low <= high and low <= self._count and high >= 1:
-                return True
+            # (Longer numbers are left to strip: converting them may cost their square.)
+            bounds = member_bounds(part) if len(part) <= SHORT_MARKER else None
+            if bounds is not None:
+                first = max(bounds[0], 1)  # its first member that may name a source
+                if first <= bounds[1] and in_range(first, self._count):
+                    return True
         return False
 
     def _quick_release(self, cut: int) -> Step | None:
@@ -285,13 +315,11 @@ class LiveDisplay:
             or not line_settled(context[context.rfind("\n") + 1 :])
         ):
             return None
-        pending = self._pending
+        pending = self._held.pending
         chunk = pending[:cut]
         if _NOT_QUICK.search(chunk) or (self._dialects and _MAY_BE_DIALECT.search(context[-1] + chunk)):
             return None
-        after = ""
-        if self._stays_after:
-            after = pending[cut : cut + 2 + len(pending[cut:]) - len(pending[cut:].lstrip(" \t"))]
+        after = self._held.staying(cut) if self._held.stays_after else ""
         bracket = chunk.rfind("[")
         if bracket >= 0 and MARKER_TAIL.fullmatch(chunk[bracket:] + after):
             return None
@@ -307,21 +335,17 @@ class LiveDisplay:
             # (The flood's case: every marker text is one already shown.)
             parts[1::2] = map(shown_as.__getitem__, parts[1::2])
             display = "".join(parts)[len(context) :]
-            self._pending = pending[cut:]
-            self._walk = None
+            self._held.pending = pending[cut:]
+            self._held.walk = None
             self._context = context[:-1] + ending(display)
             return Step(display, [])
-        count = self._count
-        if any(
-            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
-            for written in written_set
-        ):
+        if not _kept_as_written(written_set, self._count):
             return None
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
         cited = self._show(parts, found)
         display = "".join(parts)[len(context) :]
-        self._pending = pending[cut:]
-        self._walk = None
+        self._held.pending = pending[cut:]
+        self._held.walk = None
         self._context = context[:-1] + ending(display)
         return Step(display, cited)
 
@@ -344,16 +368,14 @@ class LiveDisplay:
         return cited
 
     def _release(self, cut: int, final: bool) -> Step:
-        chunk = self._pending[:cut]
+        chunk = self._held.pending[:cut]
         context = self._context
         text = context + chunk
         # A backtick after the stretch stays (removals take markers and blanks only): a marker
         # at the end is decided by it.
-        after = self._pending[cut : cut + 1] if self._pending.startswith("`", cut) else ""
-        if self._stays_after and not final:
-            after = self._pending[
-                cut : cut + 2 + len(self._pending[cut:]) - len(self._pending[cut:].lstrip(" \t"))
-            ]
+        after = self._held.pending[cut : cut + 1] if self._held.pending.startswith("`", cut) else ""
+        if self._held.stays_after and not final:
+            after = self._held.staying(cut)
         states = [state_after(text, after)[0]]
         if self._dialects and _MAY_BE_DIALECT.search(text):
             text = normalize_markers(text, self._dialects).text
@@ -361,12 +383,7 @@ class LiveDisplay:
             states.append(state_after(text, after)[0])
         parts, excluded = split_candidates(text)
         found = [i for i in range(1, len(parts), 2) if i not in excluded]
-        # (A long marker is left to strip to read: its numbers may cost their square to convert.)
-        count = self._count
-        if any(
-            len(written) > _LONG or not all(in_range(member, count) for member in marker_members(written))
-            for written in {parts[i] for i in found}
-        ):
+        if not _kept_as_written({parts[i] for i in found}, self._count):
             stripped: list[int] = []
             while True:
                 text, joins = strip_pass(text, self._count, stripped)
@@ -382,12 +399,18 @@ class LiveDisplay:
         cited = self._show(parts, found)
         shown = "".join(parts)
         display = shown[len(context) :]
-        self._pending = self._pending[cut:]
+        self._held.pending = self._held.pending[cut:]
         if cut:
-            self._walk = None
+            self._held.walk = None
         if not final:
             # The state the last step left (renumbering after it moves nothing that matters).
             last = states[-1]
             assert last is not None  # (checked above)
             self._context = last[1]
         return Step(display, cited)
+
+
+def _kept_as_written(written: set[str], count: int) -> bool:
+    """Whether strip keeps each of these marker texts as written (every member in range). A long one
+    counts as not kept: it is left to strip to read, as its numbers may cost their square to convert."""
+    return all(len(text) <= SHORT_MARKER and written_verdict(text, count) is None for text in written)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heapify, heappop, heapreplace
 
-from answers.citations.code import code_regions
+from answers.citations.blocks import Layout, lines_removed_keep_code
+from answers.citations.code import code_layout, code_regions
 from answers.citations.scan import RANGE, SEP, ranges_in_bounds
 
 # The table's order is the order in which the dialects are tried at a position.
@@ -31,6 +32,9 @@ class Normalized:
     text: str
     found: list[tuple[str, str]]  # (dialect name, the exact text rewritten or removed), in the order met
     rewrites: list[Rewrite] = field(default_factory=list)  # the same, with positions (for the trail)
+    # code_layout(text) when normalize could tell it from the input's without reading `text` again
+    # (its rewrites moved no code): strip_out_of_range_markers(text, n, code=...) takes it.
+    code: Layout | None = field(default=None, compare=False, repr=False)
 
 
 # --- The grammar --------------------------------------------------------------
@@ -180,17 +184,16 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         # Where code is, on the text as the model wrote it.
-        self.code = code_regions(text)
+        self.layout = code_layout(text)
+        self.code = code_regions(text) if self.layout is None else self.layout.regions
         self.code_starts = [start for start, _ in self.code]
         self.closes = _Closes(text)
 
-    def code_at(self, start: int, end: int) -> tuple[int, int] | None:
-        """The code span or block that text[start:end] touches, if any (the first one)."""
+    def code_at(self, start: int) -> tuple[int, int] | None:
+        """The code span or block that text[start] is in, if any."""
         k = bisect_right(self.code_starts, start) - 1
         if k >= 0 and self.code[k][1] > start:
             return self.code[k]
-        if k + 1 < len(self.code) and self.code[k + 1][0] < end:
-            return self.code[k + 1]
         return None
 
     def judge(self, match: re.Match[str], name: str, groups: tuple[int, ...]) -> tuple[int, str] | None:
@@ -211,8 +214,8 @@ class _Scan:
                 if end < 0:
                     return None
             replacement = "[" + members + "]"
-        if self.code and self.code_at(start, end) is not None:
-            return None
+        if self.code and self.code_at(start) is not None:
+            return None  # (only where it starts matters: a dagger's T or a definition's line may hold code)
         return end, replacement
 
     def retry(self, start: int, dialects: _Dialects, refused: str) -> tuple[str, tuple[int, str]] | None:
@@ -265,8 +268,9 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
     One pass, left to right, in time linear in the length of the text. Where
     the spec leaves room, this reading holds (and the rest of the core shares
     it): lines end at "\\n" only, so a dagger's T may hold a "\\r"; a dialect
-    marker touching code means overlapping a code span or block as
-    scan_markers finds them, and one merely next to code is rewritten.
+    marker is refused when its first character is in code (a code span or
+    block as scan_markers finds them); the code its text holds after that (in
+    a dagger's T, on a footnote definition's line) refuses nothing.
     """
     # One stream per opening bracket, merged in order of position (no two
     # streams have a candidate at the same position).
@@ -299,8 +303,8 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
                 done = done_at
                 if match.end() > done:  # a shorter dialect after a refused one: finditer() went past it
                     at = done
-            elif scan.code and (code := scan.code_at(start, start + 1)) is not None:
-                at = code[1]  # refused inside code: nothing starts in it without touching it
+            elif scan.code and (code := scan.code_at(start)) is not None:
+                at = code[1]  # refused inside code: nothing that starts in it is a dialect marker
             elif text.find(stream.dialects.opening, start + 1, match.end()) >= 0:
                 at = start + 1  # refused: the scan moves one character on, to what finditer() skipped
         elif match.end() > done:  # inside a dagger's T, rewritten already
@@ -311,4 +315,40 @@ def normalize_markers(text: str, dialects: Collection[str] | None = None) -> Nor
         else:
             heapreplace(heap, (following.start(), n, stream))
     out.append(text[done:])
-    return Normalized("".join(out), found, rewrites)
+    return _normalized(text, "".join(out), found, rewrites, scan.layout)
+
+
+def _normalized(
+    text: str, result: str, found: list[tuple[str, str]], rewrites: list[Rewrite], layout: Layout | None
+) -> Normalized:
+    """normalize_markers(text)'s result, with its code where the input's `layout` tells it."""
+    if layout is None or not moves_no_code(text, rewrites):
+        return Normalized(result, found, rewrites)
+    return Normalized(
+        result,
+        found,
+        rewrites,
+        layout.moved(result, [(r.start, r.end, len(r.replacement)) for r in rewrites]),
+    )
+
+
+_MAY_MOVE_CODE = re.compile("[`|\r]")
+
+
+def moves_no_code(text: str, rewrites: list[Rewrite]) -> bool:
+    """Whether `rewrites` of `text` leave code where it was, only moved along.
+
+    A rewrite never starts in code. A dialect marker holding no backtick, "|"
+    or line break changes no code span, table cell or line; footnote
+    definitions, whole lines, change none where blocks.lines_removed_keep_code
+    says so.
+    """
+    definitions = []
+    for rewrite in rewrites:
+        if _MAY_MOVE_CODE.search(text, rewrite.start, rewrite.end):
+            return False
+        if rewrite.dialect == "footnote-definition":
+            definitions.append((rewrite.start, rewrite.end))
+        elif text.find("\n", rewrite.start, rewrite.end) >= 0:
+            return False
+    return not definitions or lines_removed_keep_code(text, definitions)

@@ -4,7 +4,8 @@ normalize, the live display and the readers share."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate, chain
@@ -43,14 +44,22 @@ def _marker_pattern(ranges_group: str) -> str:
 
 
 MARKER = re.compile(_marker_pattern("("))
-# The same without that group, splitting a text into [text, candidate, text,
-# candidate, ..., text]: a whole text's candidates come out with the text around
-# them and without a match object each, which is most of what finalize and
-# strip cost, and the parts join back into the text as they are.
-_SPLIT = re.compile("(" + _marker_pattern("(?:") + ")")
+# The candidates: what MARKER's context allows, around any member characters. Splitting a text with
+# it gives [text, candidate, text, candidate, ..., text]: a whole text's candidates come out with
+# the text around them and without a match object each, which is most of what finalize and strip
+# cost, and the parts join back into the text as they are. Which candidates are markers (MARKER's
+# member list, ranges in bounds) is then decided once per distinct candidate text (is_marker_text);
+# the simpler pattern splits faster, and every marker is a candidate.
+_SPLIT = re.compile(
+    r"(\[(?=[ \t0-9])(?<!\\\[)(?!(?<![^\n]\[)[0-9 \t,\-\u2013]*+\]:)[0-9 \t,\-\u2013]*+\](?!\())"
+)
 _BOUNDS = re.compile(r"([0-9]++)(?:[-\u2013]([0-9]++))?+")
 _MAX_RANGE_SPAN = 50
-MARKER_CHARS = frozenset("0123456789 \t,-\u2013")
+MEMBER_CHARS = "0123456789 \t,-\u2013"  # what a member list is made of
+MARKER_CHARS = frozenset(MEMBER_CHARS)
+# Marker texts up to this long are kept parsed (marker_members); a longer one may hold numbers
+# whose conversion costs their square, so a caller that can leave it to strip does.
+SHORT_MARKER = 64
 
 
 def _to_int(digits: str) -> int:
@@ -91,12 +100,22 @@ def ranges_in_bounds(listed: str) -> bool:
 def marker_members(written: str) -> tuple[int, ...]:
     """A marker's members, from its text: written order, ranges expanded, repeats removed (first kept)."""
     # Answers repeat the same few short markers: each is parsed once. Long ones are not kept.
-    return _short_members(written) if len(written) <= 64 else _parse_members(written)
+    return _short_members(written) if len(written) <= SHORT_MARKER else _parse_members(written)
 
 
 @lru_cache(maxsize=4096)
 def _short_members(written: str) -> tuple[int, ...]:
     return _parse_members(written)
+
+
+def member_bounds(member: str) -> tuple[int, int] | None:
+    """The first and last number of one member of a list (N is N-N; blanks around it allowed), or
+    None when it is no number or range."""
+    found = _BOUNDS.fullmatch(member.strip(" \t"))
+    if found is None:
+        return None
+    low, high = _ints([found[1], found[2] or found[1]])
+    return low, high
 
 
 def _parse_members(written: str) -> tuple[int, ...]:
@@ -106,13 +125,6 @@ def _parse_members(written: str) -> tuple[int, ...]:
         lows, highs = _bounds(inner)
         return tuple(dict.fromkeys(chain.from_iterable(map(range, lows, [high + 1 for high in highs]))))
     return tuple(dict.fromkeys(_ints(inner.split(","))))
-
-
-# --- Where the code is ---------------------------------------------------------
-#
-# Code is what CommonMark says it is (answers.citations.code, one engine for the
-# scanner, normalize, strip, the live display and the page's port). Markers are
-# the candidates outside it.
 
 
 # --- The whole-text scanner ------------------------------------------------------
@@ -131,74 +143,87 @@ def has_candidates(text: str) -> bool:
 def split_candidates(text: str, code: list[tuple[int, int]] | None = None) -> tuple[list[str], set[int]]:
     """`text` cut around its marker candidates, and the candidates that are not markers.
 
-    The parts alternate text and candidate: parts[i] for odd i is a candidate,
-    parts[i - 1] the text before it and parts[i + 1] the text after.
-    Code is text: a candidate inside a code span or block stays in the text
-    around it. The set holds the i of candidates with a range out of bounds.
+    The parts alternate text and candidate: parts[i] for odd i is a candidate
+    (a bracket of member characters where a marker may stand), parts[i - 1]
+    the text before it and parts[i + 1] the text after. The set holds the i
+    of candidates that are not markers: inside code (a code span or block),
+    or whose content is no member list (`[1 2]`, a range out of bounds).
     `code` is code_regions(text) when the caller has it.
     """
-    excluded: set[int] = set()
-    if not has_candidates(text):  # (no candidate: where code is does not matter)
-        return [text], excluded
-    if code is None:
-        code = code_regions(text)
-    parts = _split_prose(text, code) if code else _SPLIT.split(text)
-    if len(parts) == 1:
-        return parts, excluded
-    # Each distinct candidate with a range is checked once.
-    out_of_bounds = {
-        written
-        for written in set(parts[1::2])
-        if ("-" in written or "\u2013" in written) and not ranges_in_bounds(written[1:-1])
-    }
-    if out_of_bounds:
-        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in out_of_bounds)
+    parts, excluded, _ = split_at(text, code)
     return parts, excluded
 
 
-def _split_prose(text: str, code: list[tuple[int, int]]) -> list[str]:
-    """_SPLIT.split(text) without the candidates inside `code` (they stay in the text around them).
+def split_at(
+    text: str, code: list[tuple[int, int]] | None = None
+) -> tuple[list[str], set[int], list[int] | None]:
+    """split_candidates(text, code), and where each part starts in `text` (with len(text) last) when
+    working that out took it (None otherwise).
 
-    Each stretch of prose between code is split on its own, from the last
-    character of the code before it: a candidate looks one character back
-    (a backslash, a line start) and one on (a "(", a ":"), never contains a
-    backtick or a line break, and the last character of code opens none (a
-    backtick, or the end of a fence's closing line, followed by a line break).
-    So a stretch has the candidates one split of the whole text finds in it,
-    and cutting only the prose costs no position lookups for the candidates.
+    The whole text is cut at once, code and all: a candidate looks one
+    character back (a backslash, a line start) and one on (a "(", a ":"),
+    never contains a backtick, a "|" or a line break, and code neither starts
+    nor ends inside one (a span starts and ends with a backtick, a fenced
+    block at a line's start and end, hidden cells after a "|" and at a line's
+    end). So the candidates outside code are those a cut of the prose alone
+    finds, and a candidate inside code is one whose start is.
     """
-    parts: list[str] = []
-    copied = 0  # text[copied:] is not in `parts` yet
-    prose = 0  # where the current stretch of prose starts
-    for start, end in [*code, (len(text), len(text))]:
-        if text.find("[", prose, start) >= 0:
-            stretch = _SPLIT.split(text[prose - 1 if prose else 0 : start])
-            if len(stretch) > 1:
-                parts.append(text[copied:prose] + (stretch[0][1:] if prose else stretch[0]))
-                parts += stretch[1:-1]
-                copied = start - len(stretch[-1])
-        prose = end
-    parts.append(text[copied:])
-    return parts
+    excluded: set[int] = set()
+    if not has_candidates(text):  # (no candidate: where code is does not matter)
+        return [text], excluded, None
+    parts = _SPLIT.split(text)
+    if len(parts) == 1:
+        return parts, excluded, None
+    offsets = None
+    if code is None:
+        code = code_regions(text)
+    # (Most code holds no bracket: only the rest is looked up.)
+    bracketed = [(start, end) for start, end in code if text.find("[", start, end) >= 0]
+    if bracketed:
+        offsets = list(accumulate(map(len, parts), initial=0))
+        for start, end in bracketed:
+            i = bisect_left(offsets, start)
+            i += 1 - i % 2  # (a candidate: odd)
+            while i < len(parts) and offsets[i] < end:
+                excluded.add(i)
+                i += 2
+    # Each distinct candidate text is judged once.
+    not_markers = {written for written in set(parts[1::2]) if not is_marker_text(written)}
+    if not_markers:
+        excluded.update(i for i in range(1, len(parts), 2) if parts[i] in not_markers)
+    return parts, excluded, offsets
+
+
+def is_marker_text(written: str) -> bool:
+    """Whether a candidate (a bracket of member characters, its context allowing a marker) is a
+    marker: its content a member list of the grammar, every range in bounds."""
+    if len(written) > SHORT_MARKER:
+        return _is_marker_text(written)
+    return _short_marker_text(written)
+
+
+def _is_marker_text(written: str) -> bool:
+    found = MARKER.fullmatch(written)
+    return found is not None and (found[1] is None or ranges_in_bounds(found[1]))
+
+
+# Answers repeat the same few short candidates: each is judged once.
+_short_marker_text = lru_cache(maxsize=4096)(_is_marker_text)
 
 
 def scan_markers(text: str) -> list[Marker]:
     """Every citation marker of `text` by docs/citations.md, in order, in time linear in its length.
 
-    Where the spec leaves room, this reading holds (and the live display, strip and
-    finalize share it):
-
-    - lines end at "\\n" only;
-    - a range has no spaces inside (`[2 - 4]` is text; `[ 2-4 ]` is a marker);
-    - fenced blocks are found from the lines first, and an inline code span is
-      paired only within the stretch between two fenced blocks, so a line
-      starting with three backticks opens a fence even after an unclosed run;
-    - a fence's closing line is code to its end;
-    - `\\\\[1]` is text: the bracket is preceded by a backslash, whatever
-      precedes that;
-    - the `(` and `:` rules look at the character right after the `]`.
+    Where the spec leaves room, the readings docs/citations.md lists ("The
+    project's readings where the contract is silent") hold here, and the live
+    display, strip and finalize share them.
     """
-    parts, excluded = split_candidates(text)
+    return markers_of(split_candidates(text))
+
+
+def markers_of(cut: Split) -> list[Marker]:
+    """The markers of a text, from its split_candidates() cut."""
+    parts, excluded = cut
     ends = list(accumulate(map(len, parts)))
     return [
         Marker(ends[i - 1], ends[i], marker_members(parts[i]))
@@ -219,10 +244,17 @@ def render_marker(members: Iterable[int]) -> str:
 
 
 def render_written(members: list[int]) -> str:
-    # Written order, not sorted: it decides first-citation order in finalize.
+    """A marker of `members` in the order given, joined by ", " (strip's re-rendering, a provider's
+    marker of its native citations): written order, not sorted, decides first-citation order."""
     return "[" + ", ".join(map(str, members)) + "]"
 
 
 def in_range(value: int, count: int) -> bool:
     """Whether a member names one of `count` sources (1..count): the one in-range rule."""
     return 0 < value <= count
+
+
+def all_in_range(members: Sequence[int], count: int) -> bool:
+    """Whether a marker's members (at least one) all name one of `count` sources."""
+    # (1..count has no gap: its least and greatest members decide.)
+    return in_range(min(members), count) and in_range(max(members), count)

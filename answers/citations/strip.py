@@ -4,22 +4,29 @@ pass, until no pass changes the text."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate, compress
-from typing import Protocol
+from typing import Literal, Protocol
 
-from answers.citations.blocks import removals_keep_code
+from answers.citations.blocks import Layout, mover, removals_keep_code
 from answers.citations.code import code_layout
+from answers.citations.draft import Draft
 from answers.citations.scan import (
     MARKER,
     MARKER_CHARS,
+    SHORT_MARKER,
+    Marker,
     Split,
+    all_in_range,
     has_candidates,
     in_range,
+    is_marker_text,
     marker_members,
     ranges_in_bounds,
     render_written,
-    split_candidates,
+    split_at,
 )
 
 
@@ -69,20 +76,31 @@ def strip_pass(
 
 
 def _full_pass(
-    text: str, count: int, stripped: list[int], trace: StripTrace | None = None, *, split: bool = True
+    text: str,
+    count: int,
+    stripped: list[int],
+    trace: StripTrace | None = None,
+    *,
+    split: bool = True,
+    layout: Layout | None = None,
 ) -> tuple[str, list[int], Split | None, bool]:
     """strip_pass, (if `split`) the split_candidates() of the new text where the pass can tell it without
-    cutting again, and (if `split`) whether its removals surely left code where it was."""
+    cutting again, and (if `split`) whether its removals surely left code where it was. `layout` is
+    code_layout(text) when the caller has it."""
     old = text
     # Where code may be, the edits are kept (in `old`: start, end, length of the replacement), and
     # the chunks code was read from, to check them against.
     code = split and ("`" in old or "~" in old or "|" in old)
-    layout = code_layout(old) if code and has_candidates(old) else None
-    parts, excluded = split_candidates(text, None if layout is None else layout.regions)
+    if layout is None or layout.text is not old:
+        layout = code_layout(old) if code and has_candidates(old) else None
+    parts, excluded, offsets = split_at(text, None if layout is None else layout.regions)
     edited = parts if trace is None else parts.copy()
     verdicts: dict[str, Verdict] = {}
     edits: list[tuple[int, int, int]] | None = [] if code else None
-    offsets = list(accumulate(map(len, parts), initial=0)) if code else []
+    if not code:
+        offsets = []
+    elif offsets is None:
+        offsets = list(accumulate(map(len, parts), initial=0))
     removed = _edit_pass(edited, excluded, count, stripped, verdicts, edits, offsets)
     if trace is not None:
         trace.full_pass(parts, excluded, edited, verdicts)
@@ -91,20 +109,31 @@ def _full_pass(
     text = "".join(edited)
     if not removed:  # markers re-rendered in place: the same candidates, the same surroundings
         return text, [], (edited, excluded), True
-    # A removed candidate is "": it ends where it joined. (Sums of the stretches
-    # between removals: most candidates stay, and a list of every end costs more.)
+    if edits is None:
+        joins = _joins(edited, removed)
+    else:
+        moved = mover(edits)
+        joins = [moved(start) for start, _, size in edits if not size]
+    if not split:
+        return text, joins, None, False
+    kept = edits is None or (
+        layout is not None and removals_keep_code(old, text, edits, joins, layout, moved)
+    )
+    if not _joins_alone(text, joins):
+        return text, joins, None, kept
+    return text, joins, _joined(edited, excluded, removed), kept
+
+
+def _joins(edited: list[str], removed: list[int]) -> list[int]:
+    """Where each removal joined "".join(edited), the removed candidates being "" there."""
+    # (Sums of the stretches between removals: most candidates stay, and a list of every end costs more.)
     joins: list[int] = []
     end = previous = 0
     for i in removed:
         end += sum(map(len, edited[previous:i]))
         joins.append(end)
         previous = i
-    if not split:
-        return text, joins, None, False
-    kept = edits is None or removals_keep_code(old, text, edits, layout)
-    if not _joins_alone(text, joins):
-        return text, joins, None, kept
-    return text, joins, _joined(edited, excluded, removed), kept
+    return joins
 
 
 def _joins_alone(text: str, joins: list[int]) -> bool:
@@ -160,7 +189,7 @@ def _edit_pass(
     verdicts.update(
         (written, verdict)
         for written in set(parts[1::2])
-        if (verdict := marker_verdict(marker_members(written), count)) is not None
+        if (verdict := written_verdict(written, count)) is not None
     )
     if not verdicts:
         return None
@@ -178,111 +207,100 @@ def _edit_pass(
     for i in compress(range(1, len(parts), 2), map(verdicts.__contains__, parts[1::2])):
         if i in excluded:
             continue
-        verdict = verdicts[parts[i]]
-        assert verdict is not None  # (only changing markers are kept)
-        replacement, dropped = verdict
+        replacement, dropped = verdicts[parts[i]]  # type: ignore[misc]  # (only changing markers are kept)
         stripped += dropped
         if replacement:
             if edits is not None and offsets is not None:
                 edits.append((offsets[i], offsets[i + 1], len(replacement)))
             parts[i] = replacement
             continue
-        start, end = (offsets[i], offsets[i + 1]) if offsets else (0, 0)
-        # The blank run before a marker never reaches past the text before it:
-        # a removal leaves a non-blank character (or the text's start) on its left.
-        before = parts[i - 1].rstrip(" \t")
-        if len(before) < len(parts[i - 1]):
-            start -= len(parts[i - 1]) - len(before)
+        start = offsets[i] if offsets else 0
+        end = offsets[i + 1] if offsets else 0
+        previous = parts[i - 1]
+        char = previous[-1] if previous else char_before(i)
+        taken = blanks_taken(char)
+        if taken == "before":
+            # The blank run before a marker never reaches past the text before it:
+            # a removal leaves a non-blank character (or the text's start) on its left.
+            before = previous.rstrip(BLANKS)
+            start -= len(previous) - len(before)
             parts[i - 1] = before
-        elif char_before(i) in ("", "\n"):  # it begins a line: the run after it goes instead
-            after = parts[i + 1].lstrip(" \t")
+            char = before[-1] if before else char_before(i)
+        elif taken == "after":
+            after = parts[i + 1].lstrip(BLANKS)
             end += len(parts[i + 1]) - len(after)
             parts[i + 1] = after
         if edits is not None:
             edits.append((start, end, 0))
         parts[i] = ""
-        left[i] = char_before(i)
+        left[i] = char
         removed.append(i)
     return removed
 
 
+BLANKS = " \t"  # what a removed marker takes with it
+
+
+def blanks_taken(char_before: str) -> Literal["before", "after", ""]:
+    """Which run of blanks a marker that keeps no member is removed with (docs/citations.md, "strip"),
+    from the character right before it as the removals to its left have left the text ("" at the
+    text's start): the run right before it; where there is none and it begins a line or the text,
+    the run right after it; otherwise none (`great[9] and` becomes `great and`)."""
+    if char_before and char_before in BLANKS:
+        return "before"
+    if char_before in ("", "\n"):
+        return "after"
+    return ""
+
+
+def remove_markers(text: str, markers: Iterable[Marker]) -> str:
+    """`text` without `markers` (markers of it, as scan_markers finds them), each removed, left to
+    right, with the blanks strip removes with a marker that keeps no member (blanks_taken)."""
+    parts: list[str] = []
+    last = ""  # the last character of the text kept so far
+    at = 0  # text[at:] is not read yet
+    for marker in sorted(markers, key=lambda m: m.start):
+        if marker.start < at:
+            continue
+        before = text[at : marker.start]
+        taken = blanks_taken(before[-1] if before else last)
+        if taken == "before":
+            # (It never reaches past `before`: a removal leaves no blank on its left.)
+            before = before.rstrip(BLANKS)
+        parts.append(before)
+        last = before[-1] if before else last
+        at = marker.end
+        if taken == "after":
+            while at < len(text) and text[at] in BLANKS:
+                at += 1
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def written_verdict(written: str, count: int) -> Verdict:
+    """marker_verdict() of a candidate's text (None for one that is no marker: it stays as it is).
+    Answers repeat the same few short markers: each one's verdict is worked out once per source
+    count (shared: callers only read it)."""
+    if len(written) <= SHORT_MARKER:
+        return _short_verdict(written, count)
+    return _verdict(written, count)
+
+
+def _verdict(written: str, count: int) -> Verdict:
+    return marker_verdict(marker_members(written), count) if is_marker_text(written) else None
+
+
+_short_verdict = lru_cache(maxsize=4096)(_verdict)
+
+
 def marker_verdict(members: tuple[int, ...], count: int) -> Verdict:
     """What a marker becomes ("" when removed) and the members it loses; None when it keeps them all."""
-    if not members or (min(members) > 0 and max(members) <= count):  # (none: a range out of bounds)
+    if not members or all_in_range(members, count):  # (none: a range out of bounds)
         return None
     kept = [v for v in members if in_range(v, count)]
     if len(kept) == len(members):
         return None
     return render_written(kept) if kept else "", [v for v in members if not in_range(v, count)]
-
-
-class Draft:
-    """A text under repeated passes: a base string minus deleted spans plus re-rendered markers.
-
-    After the first pass a removal can only create a marker around the point
-    where it joined the text (unless it changed where code is, see
-    _changes_code). Later passes therefore look only there and edit this
-    overlay, so nested markers such as `[9[9[9]]]` cost time linear in the
-    text instead of one full copy per pass.
-    """
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self._dead: dict[int, int] = {}  # start -> end of each maximal deleted span
-        self._dead_end: dict[int, int] = {}  # end -> start
-        self._renders: dict[int, tuple[int, str]] = {}  # start -> (end, replacement)
-
-    def before(self, i: int) -> int:
-        """Index of the live character before boundary `i`; -1 at the start."""
-        return self._dead_end.get(i, i) - 1
-
-    def at(self, i: int) -> int:
-        """Index of the live character at or after boundary `i`; len(base) at the end."""
-        return self._dead.get(i, i)
-
-    def _forget_spans(self, start: int, end: int) -> None:
-        i = start
-        while i < end:
-            span_end = self._dead.pop(i, None)
-            if span_end is None:
-                i += 1
-            else:
-                del self._dead_end[span_end]
-                i = span_end
-
-    def delete(self, start: int, end: int) -> int:
-        """Delete `base[start:end]` (deleted spans inside included); return the merged span's start."""
-        self._forget_spans(start, end)
-        merged_start = self._dead_end.pop(start, start)
-        if merged_start != start:
-            del self._dead[merged_start]
-        merged_end = self._dead.pop(end, end)
-        if merged_end != end:
-            del self._dead_end[merged_end]
-        self._dead[merged_start] = merged_end
-        self._dead_end[merged_end] = merged_start
-        return merged_start
-
-    def render(self, start: int, end: int, replacement: str) -> None:
-        self._forget_spans(start, end)
-        self._renders[start] = (end, replacement)
-
-    def edits(self) -> list[tuple[int, int, str]]:
-        """Each deleted span (as "") and re-rendered marker: (start, end, replacement), in order."""
-        return sorted(
-            [(s, e, "") for s, e in self._dead.items()] + [(s, *r) for s, r in self._renders.items()]
-        )
-
-    def text(self) -> str:
-        if not self._dead and not self._renders:
-            return self.base
-        out: list[str] = []
-        cursor = 0
-        for start, end, replacement in self.edits():
-            out += (self.base[cursor:start], replacement)
-            cursor = end
-        out.append(self.base[cursor:])
-        return "".join(out)
 
 
 def _changes_code(draft: Draft, joins: list[int]) -> bool:
@@ -350,28 +368,38 @@ def _local_pass(
         if replacement:
             draft.render(start, end, replacement)
             continue
-        previous = blank = draft.before(start)
-        while blank >= 0 and base[blank] in " \t":
-            blank = draft.before(blank)
-        if blank != previous:
+        previous = draft.before(start)
+        taken = blanks_taken(base[previous] if previous >= 0 else "")
+        if taken == "before":
+            blank = previous
+            while blank >= 0 and base[blank] in BLANKS:
+                blank = draft.before(blank)
             new_joins.append(draft.delete(blank + 1, end))
             continue
         after = draft.at(end)
-        if previous < 0 or base[previous] == "\n":  # it begins a line: the run after it goes
-            while after < size and base[after] in " \t":
+        if taken == "after":
+            while after < size and base[after] in BLANKS:
                 after = draft.at(after + 1)
         new_joins.append(draft.delete(start, after))
     return new_joins
 
 
-def strip_out_of_range_markers(text: str, source_count: int, trace: StripTrace | None = None) -> StripResult:
+def strip_out_of_range_markers(
+    text: str, source_count: int, trace: StripTrace | None = None, *, code: Layout | None = None
+) -> StripResult:
     """Remove every marker member that is 0 or above `source_count`, pass after pass, (docs/citations.md).
 
-    `trace` (the trail's) hears of every pass and what it found.
+    `trace` (the trail's) hears of every pass and what it found. `code` is code_layout(text) when
+    the caller has it (normalize's, Normalized.code): where code is is then not read again.
     """
     stripped: list[int] = []
     while True:
-        text, joins, split, kept = _full_pass(text, source_count, stripped, trace)
+        text, joins, split, kept = _full_pass(text, source_count, stripped, trace, layout=code)
+        code = None
+        if split is not None and kept:
+            # No candidate reaches a join (_joins_alone) and code stayed: a local pass would find
+            # no new marker.
+            return StripResult(text, stripped, split)
         draft = Draft(text)
         # (After the full pass, it says whether code stayed; after a local pass, _changes_code.)
         while joins and kept:

@@ -6,12 +6,13 @@ import enum
 from array import array
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from answers.citations.finalize import finalize_citations
-from answers.citations.normalize import Rewrite, normalize_markers
-from answers.citations.scan import Marker, in_range, marker_members, scan_markers
-from answers.citations.strip import Draft, Verdict, strip_out_of_range_markers
+from answers.citations.draft import Draft
+from answers.citations.finalize import Finalized, finalize_citations
+from answers.citations.normalize import Normalized, Rewrite, normalize_markers
+from answers.citations.scan import Marker, in_range, marker_members, markers_of, scan_markers
+from answers.citations.strip import StripResult, StripTrace, Verdict, strip_out_of_range_markers
 
 
 class SourceStatus(enum.StrEnum):
@@ -64,7 +65,7 @@ class MarkerDecision:
     final_end: int | None = None
     final: str | None = None  # its canonical text in the final text
     final_members: tuple[int, ...] = ()  # its members' final numbers, ascending
-    dialect: str | None = None  # the dialect it was normalized from (issue 16)
+    dialect: str | None = None  # the dialect it was normalized from
 
     def as_json(self) -> dict[str, Any]:
         """The stored form (Answer.markers holds a list of these)."""
@@ -130,27 +131,57 @@ def final_markers(record: list[dict[str, Any]]) -> list[Marker]:
     return sorted(found, key=lambda marker: marker.start)
 
 
+@dataclass(frozen=True)
+class Steps:
+    """The three steps on one raw text, in their order (docs/citations.md, "The order of the steps")."""
+
+    normalized: Normalized
+    stripped: StripResult
+    final: Finalized[int]  # against the sources numbered 1..source_count
+
+    @property
+    def cited(self) -> list[int]:
+        """The original numbers of the sources the final text cites, in their final order: none when
+        it cites nothing (then its references are the untouched retrieved list, which it does not cite)."""
+        return [] if self.final.fallback else self.final.references
+
+
+class StepsTrace(StripTrace, Protocol):
+    """What run_steps tells an observer (the trail): normalize's result, then strip's passes."""
+
+    def normalized(self, result: Normalized) -> None:
+        """Normalize's result, before strip starts on its text."""
+
+
+def run_steps(
+    raw_text: str, source_count: int, dialects: Collection[str] | None = None, trace: StepsTrace | None = None
+) -> Steps:
+    """Normalize, strip, then finalize `raw_text` against sources 1..source_count, each step handing
+    the next what it knows of the text (where code is, its cut), so that nothing is read twice.
+
+    `dialects`: the dialect names normalize applies (None: all; ANSWERS_MARKER_DIALECTS).
+    """
+    normalized = normalize_markers(raw_text, dialects)
+    if trace is not None:
+        trace.normalized(normalized)
+    stripped = strip_out_of_range_markers(normalized.text, source_count, trace, code=normalized.code)
+    final = finalize_citations(stripped.text, list(range(1, source_count + 1)), cut=stripped.cut)
+    return Steps(normalized, stripped, final)
+
+
 def compute_trail(raw_text: str, source_count: int, *, dialects: Collection[str] | None = None) -> Trail:
     """Normalize, strip, then finalize, as docs/citations.md orders, recording what each step decided.
 
     `dialects` are the dialect names normalize applies (None: all; ANSWERS_MARKER_DIALECTS).
     Every span in the record is in the raw text as the model wrote it.
     """
-    normalized = normalize_markers(raw_text, dialects)
-    text = normalized.text
-    origin = _origin(raw_text, normalized.rewrites) if normalized.rewrites else None
-    recorder = _Recorder(len(text), origin)
-    stripped = strip_out_of_range_markers(text, source_count, recorder)
+    recorder = _Recorder(raw_text)
+    steps = run_steps(raw_text, source_count, dialects, recorder)
+    normalized, stripped, final = steps.normalized, steps.stripped, steps.final
     numbers = list(range(1, source_count + 1))
-    final = finalize_citations(stripped.text, numbers, cut=stripped.cut)
     dialect_at = {(r.start, r.end): r.dialect for r in normalized.rewrites if r.replacement}
-    markers = recorder.decisions(stripped.text, final.text, dialect_at)
-
-    first_offset: dict[int, int] = {}
-    for marker in scan_markers(text):
-        for member in marker.members:
-            if in_range(member, source_count):
-                first_offset.setdefault(member, marker.start if origin is None else origin[marker.start])
+    markers = recorder.decisions(stripped, final, dialect_at)
+    first_offset = recorder.first_citations(source_count)
 
     counts: dict[int, int] = {}
     for decision in markers:
@@ -233,15 +264,21 @@ class _Recorder:
     span comes from the raw positions of its first and last characters.
     """
 
-    def __init__(self, size: int, origin: array[int] | None = None) -> None:
-        self._size = size  # of the text strip starts from
+    def __init__(self, raw_text: str) -> None:
+        self._raw_text = raw_text
+        self._size = len(raw_text)  # of the text strip starts from (normalize's, once it is known)
         # The raw position of each character of that text: None while it is the raw text itself,
         # else the map through normalize's rewrites.
-        self._identity: array[int] | None = origin
+        self._identity: array[int] | None = None
         self._positions: array[int] | None = None  # None: the raw text itself, unchanged
         self._passes = 0
         self._found: list[_Found] = []
         self._live: dict[tuple[int, int], _Found] = {}  # by raw span, every marker not removed
+
+    def normalized(self, result: Normalized) -> None:
+        self._size = len(result.text)
+        if result.rewrites:
+            self._identity = _origin(self._raw_text, result.rewrites)
 
     def _at(self, i: int) -> int:
         if self._positions is None:
@@ -327,19 +364,33 @@ class _Recorder:
         positions += self._slice(copied, len(draft.base))
         self._positions = positions
 
+    def first_citations(self, count: int) -> dict[int, int]:
+        """For each source cited in range, the raw position of the first marker (of the first pass,
+        the markers of the normalized text) that cites it."""
+        first: dict[int, int] = {}
+        for found in self._found:
+            if found.pass_number == 1:
+                for member in found.members:
+                    if in_range(member, count):
+                        first.setdefault(member, found.raw_start)
+        return first
+
     def decisions(
-        self, stripped_text: str, final_text: str, dialect_at: dict[tuple[int, int], str]
+        self, stripped: StripResult, final: Finalized[int], dialect_at: dict[tuple[int, int], str]
     ) -> list[MarkerDecision]:
-        """Every marker's decision, once `stripped_text` is strip's result and `final_text` finalize's."""
+        """Every marker's decision, once `stripped` is strip's result and `final` finalize's."""
+        stripped_text, final_text = stripped.text, final.text
+        before = scan_markers(stripped_text) if stripped.cut is None else markers_of(stripped.cut)
+        after = scan_markers(final_text) if final.cut is None else markers_of(final.cut)
         # Finalize rewrites each marker in place, so the markers of both texts pair up in order.
-        for before, after in zip(scan_markers(stripped_text), scan_markers(final_text), strict=True):
-            self._meet(before.start, before.end, stripped_text[before.start : before.end]).final = after
+        for was, now in zip(before, after, strict=True):
+            self._meet(was.start, was.end, stripped_text[was.start : was.end]).final = now
         decisions = []
         for found in self._found:
-            final = found.final
+            marker = found.final
             if found.removed:
                 outcome = MarkerOutcome.REMOVED
-            elif final is None:
+            elif marker is None:
                 outcome = MarkerOutcome.UNMARKED
             else:
                 outcome = MarkerOutcome.REWRITTEN if found.stripped else MarkerOutcome.KEPT
@@ -352,10 +403,10 @@ class _Recorder:
                     members=found.members,
                     stripped=tuple(found.stripped),
                     outcome=outcome,
-                    final_start=None if final is None else final.start,
-                    final_end=None if final is None else final.end,
-                    final=None if final is None else final_text[final.start : final.end],
-                    final_members=() if final is None else final.members,
+                    final_start=None if marker is None else marker.start,
+                    final_end=None if marker is None else marker.end,
+                    final=None if marker is None else final_text[marker.start : marker.end],
+                    final_members=() if marker is None else marker.members,
                     # A marker of the first pass that stands where a dialect marker stood came from it.
                     dialect=dialect_at.get((found.raw_start, found.raw_end))
                     if found.pass_number == 1

@@ -7,15 +7,12 @@ turn 1 into turn 3, where source 2 is another document.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from answers.citations import Marker, scan_markers
-
-# The spaces before a removed marker go with it ("claim [1]." reads "claim.").
-_SPACES_BEFORE = re.compile(r"[ \t]+$")
+from answers.citations.strip import remove_markers
 
 
 @dataclass(frozen=True)
@@ -54,21 +51,13 @@ class History:
 
 
 def marker_free(text: str, markers: Sequence[Marker] | None = None) -> str:
-    """`text` without its citation markers (and the spaces before each).
+    """`text` without its citation markers, each with the blanks strip removes with a marker
+    ("claim [1]." reads "claim.", "[1] Claim." reads "Claim.").
 
     `markers`: the final text's markers as the trail recorded them
     (answers.citations.trail.final_markers); None: the scanner finds them.
     """
-    found = scan_markers(text) if markers is None else markers
-    parts: list[str] = []
-    at = 0
-    for marker in sorted(found, key=lambda m: m.start):
-        if marker.start < at:
-            continue
-        parts.append(_SPACES_BEFORE.sub("", text[at : marker.start]))
-        at = marker.end
-    parts.append(text[at:])
-    return "".join(parts)
+    return remove_markers(text, scan_markers(text) if markers is None else markers)
 
 
 def assemble(turns: Sequence[PastTurn], *, budget: int) -> History:

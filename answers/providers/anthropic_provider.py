@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anthropic
 
+from answers.citations.scan import in_range, render_written
 from answers.conf import AnswersSettings
 from answers.providers.base import Generation
 from answers.providers.prompt import Prompt
@@ -81,7 +82,7 @@ class _EventReader:
             ended = self._blocks.pop(event.index, None)
             if ended is None:
                 return []
-            marker = f" [{', '.join(map(str, ended.numbers))}]" if ended.numbers else ""
+            marker = " " + render_written(ended.numbers) if ended.numbers else ""
             piece = marker + ended.trailing
             return [piece] if piece else []
         if kind == "message_delta":
@@ -117,7 +118,7 @@ class _EventReader:
         if number not in state.numbers:
             state.numbers.append(number)
         cited_text = getattr(citation, "cited_text", None)
-        if 1 <= number <= self.source_count and isinstance(cited_text, str):
+        if in_range(number, self.source_count) and isinstance(cited_text, str):
             self.quotes.add_quote(number, cited_text)
 
     def conclude(self, generation: Generation) -> None:

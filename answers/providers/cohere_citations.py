@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+from answers.citations.scan import render_written
+
 # The sentence punctuation a marker moves back before (with whitespace).
 PUNCTUATION = frozenset(".,;:!?")
 
@@ -65,8 +67,8 @@ def numbers_of(ids: tuple[str | None, ...], numbers: Mapping[str, int]) -> tuple
 def locate(text: str, citation: Citation) -> tuple[int, int, bool]:
     """The cited span's offsets in `text`, and whether they had to be repaired."""
     start, end, cited = citation.start, citation.end, citation.text
-    in_range = start is not None and end is not None and 0 <= start <= end <= len(text)
-    if in_range and (not cited or text[start:end] == cited):
+    within = start is not None and end is not None and 0 <= start <= end <= len(text)
+    if within and (not cited or text[start:end] == cited):
         return cast(int, start), cast(int, end), False
     if cited:
         origin = min(max(start or 0, 0), len(text))
@@ -87,7 +89,8 @@ def marker_point(text: str, start: int, end: int) -> int:
 
 
 def marker(numbers: list[int]) -> str:
-    return f" [{', '.join(map(str, numbers))}]"
+    """The marker placed for a citation's numbers, in the order it names them, after one space."""
+    return " " + render_written(numbers)
 
 
 @dataclass

@@ -35,6 +35,7 @@ import pydantic
 from cohere.core.api_error import ApiError
 from cohere.v2.types.v2chat_stream_response import V2ChatStreamResponse
 
+from answers.citations.scan import in_range
 from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
@@ -131,7 +132,7 @@ class _EventReader:
         generation.native = self.placer.records()
         for citation in self.placer.citations:
             for number in citation.numbers:
-                if 1 <= number <= self.source_count and citation.text:
+                if in_range(number, self.source_count) and citation.text:
                     generation.add_quote(number, citation.text)
 
 

@@ -11,6 +11,9 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
+from answers.citations import scan_markers
+from answers.citations.code import code_regions
+from answers.citations.strip import remove_markers
 from answers.providers.base import Generation
 from answers.providers.lists import Block, read_lists
 from answers.providers.prompt import Prompt
@@ -55,15 +58,11 @@ def _words(text: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_AFTER_TEXT = "x"  # what stands before a sentence in the answer, for the grammar: text on its line
 _TOKEN = re.compile(r"\S+")
 _LIST_MARKER = re.compile(r"^(?:[-*•+]|\d{1,2}[.)]|\(?[a-z][.)]|\([0-9ivx]+\))\s+")
 _NUMBERED = re.compile(r"^\d{1,2}[.)]\s")
 _UNDERLINE = re.compile(r"^\s*([*=~^#\-_+])\1{2,}\s*$")
-# Anything the citation grammar would read as a marker; the answer's only markers must be ours.
-# Bracketed numbers a source wrote ("item[3]") would read as citation markers: they go. Brackets
-# holding no digit ("c = []") are no marker (docs/citations.md, "What is a marker") and stay.
-_MARKERISH = re.compile(r"\s?\\?\[[\s,\-–]*\d[\s\d,\-–]*\](?!\()")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)")
 _CODE_CHARS = re.compile(r"[=(){}\[\]<>:;|&^%$@\\]")
 _POINTING = _words("follows following to example examples below as is are code e.g i.e like this these")
 # A table row or border: cells between pipes ("| a | b |"), "+---+" or "=== ===" rules.
@@ -136,12 +135,26 @@ def split_sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in sentence_spans(text)]
 
 
+def _without_markers(sentence: str) -> str:
+    """`sentence` made to hold no citation marker but ours, read where the answer puts it: after
+    other text on its line (a backtick run opens no fence there, `[3]: x` is a marker).
+
+    A backtick with no partner in the sentence would open a code span that swallows the markers
+    after it: then every backtick goes. What the citation grammar reads as a marker ("item[3]")
+    goes too, with its blanks as strip takes them; code (`a[1]`) and what is no marker ("c = []",
+    a link) stay as written.
+    """
+    text = _AFTER_TEXT + sentence
+    if "`" in text:
+        code = code_regions(text)
+        if sum(text.count("`", start, end) for start, end in code) < text.count("`"):
+            text = text.replace("`", "")
+    return remove_markers(text, scan_markers(text))[len(_AFTER_TEXT) :]
+
+
 def _clean(sentence: str) -> str | None:
     """The sentence made safe to cite, or None when it is not worth quoting."""
-    sentence = _MARKERISH.sub("", sentence).strip()
-    if "`" in sentence and "`" in _CODE_SPAN.sub("", sentence):
-        # An unbalanced backtick would open a code span that swallows the markers after it.
-        sentence = sentence.replace("`", "")
+    sentence = _without_markers(sentence).strip()
     if sentence.endswith(":"):
         # "X is used to iterate over a sequence:" introduces an example; as a sentence it stands
         # alone once the colon becomes a period, unless it only points at what follows.

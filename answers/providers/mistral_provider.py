@@ -33,6 +33,7 @@ from mistralai.client import Mistral
 from mistralai.client.errors import MistralError, NoResponseError
 from mistralai.client.models import CompletionChunk
 
+from answers.citations.scan import in_range, render_written
 from answers.conf import AnswersSettings
 from answers.failures import ErrorKind
 from answers.providers.base import Generation, ProviderError
@@ -78,7 +79,7 @@ def _reference_number(reference_id: object, source_count: int) -> int:
     """The source number a reference id names (id + 1), or 0 when it names no sent source."""
     if isinstance(reference_id, str) and reference_id.strip().isdecimal():
         reference_id = int(reference_id.strip())
-    if type(reference_id) is int and 0 <= reference_id < source_count:  # (a bool is no id)
+    if type(reference_id) is int and in_range(reference_id + 1, source_count):  # (a bool is no id)
         return reference_id + 1
     return 0
 
@@ -221,7 +222,7 @@ class _ChunkReader:
             return []
         for record in self._unplaced:
             record["marker_at"] = self._sent + 1  # after its one space
-        marker = f" [{', '.join(map(str, self._numbers))}]"
+        marker = " " + render_written(self._numbers)
         self._numbers, self._unplaced = [], []
         return self._send(marker)
 
@@ -236,7 +237,7 @@ class _ChunkReader:
     def held(self) -> str:
         """What the reply's end would give out now (the pending marker, the held tail), leaving the
         reader as it is."""
-        marker = f" [{', '.join(map(str, self._numbers))}]" if self._numbers else ""
+        marker = " " + render_written(self._numbers) if self._numbers else ""
         return marker + "".join(self._held)
 
     def _send(self, piece: str) -> list[str]:

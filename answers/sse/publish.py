@@ -26,13 +26,8 @@ from django_eventstream.event import Event
 from django_eventstream.utils import get_storage
 
 from answers import db, payloads
-from answers.citations import (
-    LiveDisplay,
-    Step,
-    finalize_citations,
-    normalize_markers,
-    strip_out_of_range_markers,
-)
+from answers.citations import LiveDisplay, Step
+from answers.citations.trail import run_steps
 from answers.conf import conf
 from answers.models import Answer
 from answers.retrieval.types import RetrievedSource
@@ -260,12 +255,9 @@ class DeltaCoalescer:
         What was shown is a prefix of the final text, and the sources cited so far the first
         of its references, in order (the live display's promise): the rest follows from them.
         """
-        normalized = normalize_markers("".join(self._raw), self._dialects)
-        stripped = strip_out_of_range_markers(normalized.text, source_count)
-        final = finalize_citations(stripped.text, list(range(1, source_count + 1)))
-        references = [] if final.fallback else final.references
-        cited = [(number, original) for number, original in enumerate(references, start=1)]
-        return final.text[self._shown :], cited[self._cited :]
+        steps = run_steps("".join(self._raw), source_count, self._dialects)
+        cited = list(enumerate(steps.cited, start=1))
+        return steps.final.text[self._shown :], cited[self._cited :]
 
     def _gather(self, display: str, cited: list[tuple[int, int]]) -> None:
         if display:

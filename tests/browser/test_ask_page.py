@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from playwright.sync_api import Browser, Page, expect
@@ -200,3 +201,45 @@ def test_without_javascript_the_form_lands_on_the_permalink(
         expect(page.locator(f"{TEXT} a.cite")).to_have_count(2)
     finally:
         context.close()
+
+
+def _sse(events: list[tuple[str, dict[str, object]]]) -> str:
+    """A stream of Server-Sent Events as a server writes it: ids in order, no reconnection for an hour."""
+    out = ["retry: 3600000\n\n"]
+    for n, (name, data) in enumerate(events, start=1):
+        out.append(f"event: {name}\nid: {n}\ndata: {json.dumps(data)}\n\n")
+    return "".join(out)
+
+
+def test_a_cite_event_out_of_order_is_dropped_and_said_on_the_console(
+    page: Page, browser_stub: StubOpenAIServer
+) -> None:
+    # The page takes the k-th cited source only as number k (docs/reference/events.md). A stream that
+    # breaks the rule, as a change to the numbering might: its number 2 comes first.
+    refs = [{"number": n, "title": f"Source {n}", "url": f"/docs/s-{n}", "excerpt": ""} for n in (1, 2)]
+    stream = _sse(
+        [
+            ("references", {"references": refs}),
+            ("cite", {"number": 2, "original": 1, "reference": {**refs[0], "number": 2}}),
+            ("cite", {"number": 1, "original": 2, "reference": {**refs[1], "number": 1}}),
+            ("delta", {"text": "Zebras [2].", "display": "Zebras [1]."}),
+        ]
+    )
+    page.route(
+        re.compile(r".*/answers/[0-9a-f-]+/events/.*"),
+        lambda route: route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=stream),
+    )
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    browser_stub.enqueue(Reply(pieces=["Zebras [2]."]))
+    ask(page, ZEBRA_QUESTION)
+
+    expect(page.locator(TEXT)).to_have_text("Zebras [1].")
+    expect(page.locator(SOURCES)).to_have_count(1)
+    # The one in order is shown in its number; the other, dropped, is said on the console.
+    assert page.locator(f"{SOURCES} .source-number").all_inner_texts() == ["[1]"]
+    assert page.locator(f"{SOURCES} .source-title").all_inner_texts() == ["Source 2"]
+    assert [e for e in errors if "cite event dropped" in e] == [
+        "answer.js: a cite event dropped: expected number 1 with its reference, got "
+        '{"number":2,"original":1,"reference":true}'
+    ]

@@ -2,77 +2,45 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from answers.excerpts import Piece, excerpt_pieces, quote_spans
+from answers.excerpts import excerpt_pieces, quote_spans
+from tests.fixtures.excerpts import EXCERPT_CASES
 
 LONG = " ".join(f"word{i:03d}" for i in range(100))  # 799 characters, "word000 word001 ..."
 
 
-def shown(pieces: list[Piece]) -> str:
-    """The pieces as text, marked ones in [[...]]."""
-    return "".join(f"[[{p.text}]]" if p.marked else p.text for p in pieces)
+def shown(pieces: list[list[Any]]) -> str:
+    """Pieces ([text, marked]) as text, marked ones in [[...]]."""
+    return "".join(f"[[{text}]]" if marked else text for text, marked in pieces)
 
 
-@pytest.mark.parametrize(
-    ("excerpt", "spans", "expected"),
-    [
-        pytest.param("", [], "", id="empty"),
-        pytest.param("Short text.", [], "Short text.", id="short/whole"),
-        pytest.param("x" * 200, [], "x" * 200, id="no-passage/200-fits"),
-        pytest.param("x" * 201, [], "x" * 199 + "…", id="no-passage/one-long-word-cut-like-truncatechars"),
-        pytest.param(LONG, [], LONG[:199] + "…", id="no-passage/cut-at-a-word"),
-        pytest.param(
-            "excluding " * 19 + "globalization",
-            [],
-            ("excluding " * 19).rstrip() + "…",
-            id="no-passage/never-mid-word",
-        ),
-        pytest.param(
-            "Alpha *beta* gamma.", [(6, 12)], "Alpha [[beta]] gamma.", id="markdown/passage-follows-its-text"
-        ),
-        pytest.param(
-            "| a | b |\n| +-----+ |\n|---|:--:|\n| *sub* | `x` |",
-            [],
-            "a b sub x",
-            id="markdown/table-rules-dropped-pipes-read-as-spaces",
-        ),
-        pytest.param(
-            "## Naming\n\nSee [the guide](https://x.test/g) and ![a chart](c.png).\n- one\n> quoted",
-            [],
-            "Naming See the guide and a chart. one quoted",
-            id="markdown/headings-links-images-lists-quotes",
-        ),
-        pytest.param(
-            "snake_case and \\*literal\\* stars", [], "snake_case and *literal* stars", id="markdown/escapes"
-        ),
-        pytest.param("Alpha beta gamma.", [(6, 10)], "Alpha [[beta]] gamma.", id="marked-in-place"),
-        pytest.param("Alpha beta gamma.", [(6, 10), (8, 16)], "Alpha [[beta gamma]].", id="overlaps-merge"),
-        pytest.param("Alpha beta gamma.", [(0, 5), (11, 16)], "[[Alpha]] beta [[gamma]].", id="two-passages"),
-        pytest.param("Alpha beta.", [(6, 99), (-5, 2)], "[[Al]]pha [[beta.]]", id="clipped-to-the-excerpt"),
-        pytest.param("Alpha beta.", [(4, 4)], "Alpha beta.", id="empty-span-ignored"),
-        pytest.param(
-            LONG,
-            [(400, 407)],
-            "…word046 word047 word048 word049 [[word050]]" + LONG[407:567] + "…",
-            id="far-passage/window-starts-at-a-word-before-it",
-        ),
-        pytest.param(
-            LONG,
-            [(8, 15), (600, 607)],
-            "word000 [[word001]]" + LONG[15:199] + "…",
-            id="only-passages-within-the-window",
-        ),
-        pytest.param(
-            LONG,
-            [(100, 700)],
-            "…word008 word009 word010 word011 word[[" + LONG[100:463] + "]]…",
-            id="long-passage/at-most-twice-the-limit",
-        ),
-    ],
-)
-def test_excerpt_window_and_marks(excerpt: str, spans: list[tuple[int, int]], expected: str) -> None:
-    assert shown(excerpt_pieces(excerpt, spans)) == expected
+@pytest.mark.parametrize("case", EXCERPT_CASES, ids=[case["name"] for case in EXCERPT_CASES])
+def test_the_shared_table(case: dict[str, Any]) -> None:
+    # The page's excerpt code passes the same table (tests/browser/test_source_quotes.py).
+    excerpt = case["excerpt"]
+    spans = quote_spans(excerpt, case["quotes"]) + [tuple(span) for span in case["passages"]]
+    assert [[p.text, p.marked] for p in excerpt_pieces(excerpt, spans)] == case["pieces"]
+
+
+def test_the_table_reads_as_intended() -> None:
+    # A few of its rows as a reader sees them (marked pieces in [[...]]).
+    by_name = {case["name"]: case for case in EXCERPT_CASES}
+
+    def shown_case(name: str) -> str:
+        return shown(by_name[name]["pieces"])
+
+    assert shown_case("markdown/passage-follows-its-text") == "Alpha [[beta]] gamma."
+    assert shown_case("clipped-to-the-excerpt") == "[[Al]]pha [[beta.]]"
+    assert shown_case("no-passage/cut-at-a-word") == LONG[:199] + "…"
+    assert shown_case("far-passage/window-starts-at-a-word-before-it") == (
+        "…word046 word047 word048 word049 [[word050]]" + LONG[407:567] + "…"
+    )
+    assert shown_case("long-passage/at-most-twice-the-limit") == (
+        "…word008 word009 word010 word011 word[[" + LONG[100:463] + "]]…"
+    )
 
 
 def test_plain_text_is_never_altered_only_cut() -> None:

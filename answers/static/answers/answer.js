@@ -236,6 +236,13 @@
   AnswerView.prototype.cite = function (data) {
     const number = numberOf(data);
     if (number !== this.cited + 1 || !data.reference) {
+      // The server announces each cited source once, numbers 1, 2, ... in order, before the text
+      // shows its number (docs/reference/events.md): anything else is its bug. Dropped, so the
+      // page never shows a number the final text does not give, but never silently.
+      console.error(
+        "answer.js: a cite event dropped: expected number " + (this.cited + 1) + " with its reference, got " +
+          JSON.stringify({ number: data.number, original: data.original, reference: Boolean(data.reference) }),
+      );
       return;
     }
     this.cited = number;

@@ -2,7 +2,8 @@
 // rules dropped), with the passages that back the answer (its native-citation quotes, and the
 // server's `passages` at `done`) marked (<mark>), cut at words. The same text, window and pieces
 // as answers/excerpts.py builds on the server
-// (keep the two alike; tests/browser/test_source_quotes.py compares them). Text only ever
+// (both must give the pieces of one table, tests/fixtures/excerpt_cases.json: tests/unit/test_excerpts.py
+// runs it on the server, tests/browser/test_source_quotes.py here). Text only ever
 // enters through text nodes.
 (function () {
   "use strict";

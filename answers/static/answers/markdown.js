@@ -37,7 +37,7 @@
     return null;
   }
 
-  // --- The citation grammar (docs/citations.md; answers/citations/core.py scan_markers) --------
+  // --- The citation grammar (docs/citations.md; answers/citations/scan.py scan_markers) --------
 
   const SEP = "[ \\t]*,[ \\t]*";
   const RANGE = "[0-9]+(?:[-\\u2013][0-9]+)?";

@@ -1,10 +1,11 @@
-"""The citation core held against CommonMark (issue 30): on generated Markdown replies, what the
+"""The citation core held against CommonMark: on generated Markdown replies, what the
 reader sees in the rendered answer is what the trail decided, at `done` and on every stream."""
 
 from __future__ import annotations
 
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +16,7 @@ from answers.citations.code import code_regions, code_tail
 from answers.citations.markdown import Parsed, code_and_blocks
 from answers.citations.trail import compute_trail, final_markers
 from answers.rendering import render_answer_html
-from tests.fixtures.citation_texts import markdown_replies, split_at, stream_cuts, texts
+from tests.fixtures.citation_texts import markdown_replies, split_at, stream_cuts, texts, with_dialects
 from tests.fixtures.commonmark import foreign_code_lines, linked_numbers, plain_marker
 
 # Thousands of replies: CommonMark's corners (lists, quotes, tables, fences) come up rarely each.
@@ -94,3 +95,81 @@ def test_a_one_paragraph_tail_is_what_the_parse_says(text: str) -> None:
         with patch.object(code_module, "one_paragraph", lambda _: False):
             parsed = code_tail(text)
         assert code_tail(text) == parsed
+
+
+# Markdown replies with dialect markers and footnote definitions among their lines, after a
+# paragraph's line or a blank one, before indented lines, lists and fences.
+_with_definitions = st.lists(
+    st.tuples(
+        st.one_of(
+            markdown_replies,
+            st.sampled_from(
+                [
+                    "[^1]: a source",
+                    "[^2]: `x` y",
+                    "[^3]: a | b",
+                    "x [1\u2020a]",
+                    "\u30101\u3011 and [[2]]",
+                    "- [^1]: z",
+                    "    indented [1]",
+                    "  ```\n  a[1]\n  ```",
+                ]
+            ),
+        ),
+        st.sampled_from(["\n", "\n", "\n\n"]),
+    ),
+    max_size=6,
+).map(lambda pieces: "".join(piece + after for piece, after in pieces))
+
+
+# Lines around footnote definitions whose removal may reshape blocks: lists, quotes, fences and
+# indented lines a list could take in, lines that cannot interrupt a paragraph, setext underlines.
+_definition_lines = st.lists(
+    st.sampled_from(
+        [
+            "[^1]: x", "[^2]: y", "", "", "- a `b", "1. a", "> a `b`", "a `b`", "c` d", "  ```",
+            "```", "~~~", "foo [1]", "    more `x`", "  b `c`", "2. z `w`", "===", "---", "a | b",
+            "|--|--|", "x [9]",
+        ]
+    ),
+    max_size=10,
+).map("\n".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.one_of(_with_definitions, _definition_lines, with_dialects, texts),
+    st.integers(min_value=0, max_value=4),
+)
+def test_normalize_hands_strip_the_code_of_its_text(text: str, count: int) -> None:
+    # Where its rewrites moved no code, normalize tells strip where code is in its output.
+    normalized = normalize_markers(text)
+    if normalized.code is not None:
+        assert normalized.code.text is normalized.text
+        assert normalized.code.regions == code_regions(normalized.text)
+    handed = strip_out_of_range_markers(normalized.text, count, code=normalized.code)
+    alone = strip_out_of_range_markers(normalized.text, count)
+    assert (handed.text, handed.stripped) == (alone.text, alone.stripped)
+
+
+@pytest.mark.parametrize(
+    ("text", "handed"),
+    [
+        pytest.param("para `a`\n[^1]: x\nmore", True, id="a-paragraph-continued"),
+        pytest.param("See `a` [^1].\n\n[^1]: one\n[^2]: two\n", True, id="a-list-of-definitions-at-the-end"),
+        pytest.param("`a`\n\n[^1]: x\n\n- b", True, id="between-blank-lines-before-an-unindented-block"),
+        pytest.param(
+            "- a\n\n[^1]: x\n\n  ```\nfoo\n  ```", False, id="a-list-would-take-the-indented-fence-in"
+        ),
+        pytest.param(
+            "- a `b\n\n[^1]: x\n[^2]: y\n    more `x`", False, id="the-stretch-goes-whole-then-a-list-goes-on"
+        ),
+        pytest.param("`a`\n\n[^1]: x\n2. z", False, id="a-line-that-could-not-interrupt-it-may-start-a-list"),
+        pytest.param("a `b` [1\u2020x|y]", False, id="a-dagger-holding-a-pipe"),
+    ],
+)
+def test_normalize_hands_on_the_code_only_where_its_rewrites_moved_none(text: str, handed: bool) -> None:
+    normalized = normalize_markers(text)
+    assert (normalized.code is not None) == handed
+    if normalized.code is not None:
+        assert normalized.code.regions == code_regions(normalized.text)

@@ -241,6 +241,28 @@ CASES = [
     ),
 ]
 
+# The last spec edge cases: a line of blanks so far may yet continue a paragraph (a fence-like
+# line indented four spaces there opens nothing) or open a fence after a blank line; a dagger's
+# text and a definition's line may hold code. By id, as CASES.
+EDGE_CASES = {
+    "indented-fence/a-line-of-blanks-waits-for-what-it-continues": pytest.param(
+        ["[1]\n    ", "```\n    ```[7]"], 0, NO_DIALECTS, ["", "", "\n    ```\n    ```"], [[], [], []]
+    ),
+    "indented-fence/in-a-paragraph-it-is-a-continuation-line": pytest.param(
+        ["a\n    ", "```\n[1]"], 1, NO_DIALECTS, ["a\n", "", "    ```\n[1]"], [[], [], [(1, 1)]]
+    ),
+    "info-string/a-marker-there-is-code": pytest.param(
+        ["```py [", "1]\nx"], 1, NO_DIALECTS, ["", "```py [1]\nx", ""], [[], [], []]
+    ),
+    "dialect/a-dagger-text-holding-a-code-span": pytest.param(
+        ["a [1\u2020`x", "`] b"], 1, None, ["a", " [1] b", ""], [[], [(1, 1)], []]
+    ),
+    "dialect/a-definition-line-holding-a-backtick-run-goes-whole": pytest.param(
+        ["[^1]: note```\n", "x``` [1]"], 1, None, ["", "", "x``` [1]"], [[], [], [(1, 1)]]
+    ),
+}
+CASES += [pytest.param(*case.values, id=name) for name, case in EDGE_CASES.items()]
+
 
 @pytest.mark.parametrize(("pieces", "count", "dialects", "displays", "cited"), CASES)
 def test_live_display_steps(

@@ -92,7 +92,7 @@ CASES = [
     ),
     pytest.param(
         ["````\n> ````\n", "x [3]"],
-        # The fence is in no quote: "> ````" is its text, not its closing line (issue 30).
+        # The fence is in no quote: "> ````" is its text, not its closing line.
         [("````\n> ````\n", []), ("x", []), (" [3]", [])],
         id="fence/a-quoted-run-does-not-close-an-unquoted-fence",
     ),

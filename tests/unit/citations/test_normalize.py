@@ -141,15 +141,28 @@ CASES = [
     pytest.param("~~~\n[[1]]", "~~~\n[[1]]", [], id="refused/inside-unclosed-fence"),
     pytest.param("`[^1]` [^2]", "`[^1]` [2]", [("footnote", "[^2]")], id="refused/inside-inline-code"),
     pytest.param(f"`a\n{L}1{R}` b", f"`a\n{L}1{R}` b", [], id="refused/inside-inline-code-across-lines"),
-    pytest.param(f"[1{D}`x`]", f"[1{D}`x`]", [], id="refused/dagger-T-touching-inline-code"),
+    # Only where a dialect marker starts matters: the code its text holds refuses nothing.
+    pytest.param(f"[1{D}`x`]", "[1]", [("dagger", f"[1{D}`x`]")], id="code/a-dagger-T-may-hold-a-code-span"),
+    pytest.param(
+        f"{L}1{D}a`{R} b`",
+        "[1] b`",
+        [("dagger", f"{L}1{D}a`{R}")],
+        id="code/a-dagger-ending-inside-a-code-span",
+    ),
     pytest.param(
         f"`x`{L}1{R}`y`", "`x`[1]`y`", [("fullwidth", f"{L}1{R}")], id="refused/next-to-code-is-not-touching"
     ),
     pytest.param(
         "a\n[^1]: see `x`\n",
-        "a\n[1]: see `x`\n",
-        [("footnote", "[^1]")],
-        id="refused/definition-line-touching-code-then-footnote",
+        "a\n",
+        [(FD, "[^1]: see `x`\n")],
+        id="code/a-definition-line-may-hold-a-code-span",
+    ),
+    pytest.param(
+        "[^1]: note```\nx``` [1]",
+        "x``` [1]",
+        [(FD, "[^1]: note```\n")],
+        id="code/a-definition-line-goes-whole-with-the-run-it-holds",
     ),
     pytest.param(
         "a\n[^1]: x\n```\n[^2]: y\n```",
@@ -170,13 +183,10 @@ CASES = [
     # A refused dialect does not stop the next one at the same position
     pytest.param("`\n[^1]: a`\n", "`\n[^1]: a`\n", [], id="order/definition-in-code-footnote-in-code-too"),
     pytest.param(
-        "[^1]: `a`", "[1]: `a`", [("footnote", "[^1]")], id="order/refused-definition-then-footnote"
-    ),
-    pytest.param(
-        "[^1]: `a` [[2]]",
-        "[1]: `a` [2]",
-        [("footnote", "[^1]"), ("double", "[[2]]")],
-        id="order/scan-resumes-after-the-footnote-not-the-refused-line",
+        "[^1]: `a` [[2]]\n[[3]]",
+        "[3]",
+        [(FD, "[^1]: `a` [[2]]\n"), ("double", "[[3]]")],
+        id="order/scan-resumes-after-the-definition-line",
     ),
     # One pass
     pytest.param(f"[{L}1{R}]", "[[1]]", [("fullwidth", f"{L}1{R}")], id="one-pass/bracket-around-fullwidth"),
@@ -227,9 +237,9 @@ SELECTION_CASES = [
     pytest.param("[^1]: x\n[^2]", ["footnote"], "[1]: x\n[2]", id="selection/footnote-without-definition"),
     pytest.param("\u30101\u2020s\u3011", {"fullwidth"}, "\u30101\u2020s\u3011", id="selection/dagger-off"),
     pytest.param(
-        "[^1]: `a` [[2]]\n",
+        "`x\n[^1]: a` [[2]]\n",
         {"footnote-definition", "double"},
-        "[^1]: `a` [2]\n",
+        "`x\n[^1]: a` [2]\n",
         id="selection/refused-definition-line-is-scanned-on",
     ),
 ]

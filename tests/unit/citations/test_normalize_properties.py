@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answers.citations import normalize_markers, scan_markers
-from answers.citations.code import code_regions
 from answers.citations.normalize import DIALECTS
+from tests.fixtures.commonmark import code_brackets
 
 L, R = "\u3010", "\u3011"  # lenticular brackets
 FL, FR = "\uff3b", "\uff3d"  # fullwidth square brackets
@@ -25,6 +25,7 @@ TOKENS = [
     "[ref 2]", "[citation: 1-2]", "[doc3]", f"{L}1{D}src{R}", f"[2{D}L3]", f"{L}ID 1{R}",
     "[[Source:3]]", "[[ source : 2 ]]", f"{L}3:0{D}source{R}", f"{L}^1^{R}", f"{L}^2{R}", "[ cite 1]", ":0",
     "[1]", "[2, 3]", "[1](x)", "\\[1]", "`[^1]`",
+    f"[1{D}`x`]", f"{L}2{D}a`{R}", "[^1]: note```", "    ```", "```py [^1]",
 ]  # fmt: skip
 # Canonical markers, code and near misses only: no dialect can be made of these.
 PLAIN = [
@@ -32,7 +33,10 @@ PLAIN = [
     "x", "ref 3", f"{L}ID 1{R}", f"{L}\uff11{R}", "[^a]", "[^1-2]", "[^ 1]", "[[]]", "[[1a]]", "[[1-51]]",
     "[refs 1]", f"{L}1-60{D}x{R}", "(", ":", "^", D,
 ]  # fmt: skip
-LINES = ["```", "~~~", "[^1]: a `b`", "[^1]: `a` [[2]]", "[^2]: b", "`", "x [^1]", f"{L}1{R}", "[[1]]", ""]
+LINES = [
+    "```", "~~~", "[^1]: a `b`", "[^1]: `a` [[2]]", "[^2]: b", "`", "x [^1]", f"{L}1{R}", "[[1]]", "",
+    "[^1]: note```", f"x [1{D}`y`]", "```\\1. [^2] [[7]]~~~", "    ```", f"    ~~~ {L}1{R}",
+]  # fmt: skip
 # A dialect between brackets: the one-pass corner, `[` + `【1】` + `]`.
 cornered = st.tuples(
     st.sampled_from(["[", "[[", "\\["]),
@@ -100,9 +104,8 @@ def labelled_at(text: str, i: int, opening: str, closing: str) -> tuple[int, str
 
 
 def literal_normalize(text: str, dialects: set[str] | None) -> tuple[str, list[tuple[str, str]]]:
-    code = [False] * len(text)
-    for start, end in code_regions(text):
-        code[start:end] = [True] * (end - start)
+    # Where a dialect marker starts in code, as CommonMark renders the text: it is refused there.
+    in_code = code_brackets(text, "[" + L + FL)
     out: list[str] = []
     found: list[tuple[str, str]] = []
     i = 0
@@ -128,7 +131,7 @@ def literal_normalize(text: str, dialects: set[str] | None) -> tuple[str, list[t
             for end, members in candidates:
                 if members is not None and not is_member_list(members):
                     continue
-                if any(code[i:end]):
+                if i in in_code:
                     continue
                 if name != "footnote-definition" and (text[i - 1 : i] == "\\" or text[end : end + 1] == "("):
                     continue
@@ -252,9 +255,14 @@ def test_only_the_one_pass_corner_is_left(text: str) -> None:
     A rewrite's output `[M]` can only form a new dialect with the text around
     it when that text is `[` before and `]` after (`[` + `【1】` + `]`, `[[^1]]`);
     the text outside the rewrites is unchanged and was scanned, and code is
-    where it was. So normalizing twice changes nothing unless that corner is there.
+    where it was, unless a rewrite took a backtick with it (one in a dagger's
+    text or on a definition's line: only where a dialect starts is judged), and
+    then what was code may hold a dialect now. So normalizing twice changes
+    nothing unless that corner is there or a backtick went.
     """
     first = normalize_markers(text)
+    if any("`" in written for _, written in first.found):
+        return
     places = align(text, first.text, first.found)
     assert places is not None
     outputs = {(o, o + len(rewritten(*rewrite))) for (_, o), rewrite in zip(places, first.found, strict=True)}

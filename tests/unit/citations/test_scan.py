@@ -93,6 +93,13 @@ SCAN_CASES = [
     pytest.param("> ```\n> a[1]\n\n[2]", [(14, 17, (2,))], id="fence/ends-with-its-block-quote"),
     pytest.param("``\n[1]", [(3, 6, (1,))], id="fence/two-backticks-are-no-fence"),
     pytest.param("a ```\n[1]\n```", [(6, 9, (1,))], id="fence/opens-even-after-an-unclosed-inline-run"),
+    # A fenced block's info string (the rest of its opening line) is code, whatever it holds.
+    pytest.param("```\\1. 1. [7]~~~\n[2]", [], id="fence/an-info-string-is-code-to-the-end-of-its-line"),
+    pytest.param("1. 1. ~~~ [7]\n[2]", [(14, 17, (2,))], id="fence/an-info-string-is-code-in-a-nested-list"),
+    # A fence-like line indented four spaces or more: it opens a fence after a blank line (indented
+    # code is off), but in a paragraph it is a continuation line, its run an inline one.
+    pytest.param("\n    ```\n[1]", [], id="fence/four-spaces-after-a-blank-line-open-a-fence"),
+    pytest.param("a\n    ```\n[1]", [(10, 13, (1,))], id="fence/four-spaces-in-a-paragraph-continue-it"),
     # Inline code spans
     pytest.param("`[1]` [2]", [(6, 9, (2,))], id="span/code-is-not-a-marker"),
     pytest.param("`x`[1]", [(3, 6, (1,))], id="span/marker-right-after-a-span"),
@@ -111,16 +118,16 @@ SCAN_CASES = [
     pytest.param(
         "| a | b |\n|---|---|\n| c | d | [1] |", [], id="table/a-cell-past-the-columns-is-never-shown"
     ),
-    # The examples of issue 30, as the reader now sees them.
+    # Where a hand notion of code and CommonMark parted ways, as the reader now sees it.
     pytest.param(
         "Press the ` key to open the console [2].\n\nThen type `help` to list the commands [1].",
         [(36, 39, (2,)), (80, 83, (1,))],
-        id="issue-30/a-lone-backtick-pairs-with-nothing-past-a-blank-line",
+        id="reader/a-lone-backtick-pairs-with-nothing-past-a-blank-line",
     ),
     pytest.param(
         "````\nprint(a[1])\n```\n[2]\n````\n[3]",
         [(30, 33, (3,))],
-        id="issue-30/a-four-backtick-fence-is-not-closed-by-three",
+        id="reader/a-four-backtick-fence-is-not-closed-by-three",
     ),
 ]
 

@@ -10,6 +10,7 @@ from answers.citations import (
     scan_markers,
     strip_out_of_range_markers,
 )
+from answers.citations.strip import remove_markers, strip_pass
 from tests.fixtures.citation_literal import literal_strip
 from tests.fixtures.citation_texts import PROPERTY, source_counts, texts
 
@@ -65,13 +66,21 @@ STRIP_CASES = [
     pytest.param("\\ [9][1]", 1, "\\[1]", [9], id="passes/removal-escapes-the-next-marker"),
     pytest.param("a\n[9] [1]: x", 1, "a\n[1]: x", [9], id="passes/removal-makes-a-reference-definition"),
     pytest.param("[1][9] (x)", 1, "[1] (x)", [9], id="passes/a-marker-not-starting-a-line-goes-alone"),
-    pytest.param("great[9] and", 1, "great and", [9], id="issue-30/no-two-words-joined"),
+    pytest.param(
+        "[9]\n    ```\n[1] [8]",
+        1,
+        "\n    ```\n[1]",
+        [9, 8],
+        id="passes/removal-ends-a-paragraph-so-a-four-space-line-opens-a-fence",
+    ),
+    pytest.param("[9]```py [1]", 1, "```py [1]", [9], id="passes/removal-puts-a-marker-in-an-info-string"),
+    pytest.param("great[9] and", 1, "great and", [9], id="reader/no-two-words-joined"),
     pytest.param(
         "> ~~~\n> print(a[1])\n> ~~~\nSee [4].",
         3,
         "> ~~~\n> print(a[1])\n> ~~~\nSee.",
         [4],
-        id="issue-30/code-in-a-quoted-fence-is-not-touched",
+        id="reader/code-in-a-quoted-fence-is-not-touched",
     ),
 ]
 
@@ -114,3 +123,11 @@ def test_strip_leaves_no_member_out_of_range_and_is_idempotent(text: str, count:
     twice = strip_out_of_range_markers(once.text, count)
     assert twice.text == once.text
     assert twice.stripped == []
+
+
+@PROPERTY
+@given(texts)
+def test_removing_every_marker_by_hand_is_strips_first_pass_with_no_source(text: str) -> None:
+    # remove_markers (the history's marker-free text, the extractive answerer's quotes) removes
+    # each marker with the blanks strip takes: one rule, strip.blanks_taken.
+    assert remove_markers(text, scan_markers(text)) == strip_pass(text, 0, [])[0]

@@ -9,8 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from answers.citations import finalize_citations, scan_markers, strip_out_of_range_markers
-from answers.citations.normalize import normalize_markers
-from answers.citations.trail import MarkerDecision, MarkerOutcome, SourceStatus, Trail, compute_trail
+from answers.citations.finalize import Finalized
+from answers.citations.normalize import Normalized, normalize_markers
+from answers.citations.strip import StripResult
+from answers.citations.trail import (
+    MarkerDecision,
+    MarkerOutcome,
+    SourceStatus,
+    Trail,
+    compute_trail,
+    run_steps,
+)
 from tests.fixtures.citation_texts import PROPERTY, source_counts, texts, with_dialects
 
 KEPT, REWRITTEN, REMOVED, UNMARKED = MarkerOutcome
@@ -279,12 +288,40 @@ def _is_subsequence(small: str, big: str) -> bool:
     return all(c in chars for c in small)
 
 
+def _one_after_the_other(raw: str, count: int) -> tuple[Normalized, StripResult, Finalized[int]]:
+    """The three public functions called one after the other, each on the last one's text alone."""
+    normalized = normalize_markers(raw)
+    stripped = strip_out_of_range_markers(normalized.text, count)
+    return normalized, stripped, finalize_citations(stripped.text, list(range(1, count + 1)))
+
+
+@PROPERTY
+@given(st.one_of(texts, with_dialects), source_counts)
+def test_the_steps_run_together_give_what_each_gives_on_the_last_ones_text(raw: str, count: int) -> None:
+    # run_steps hands each step what the last one knew (where code is, the cut): same results.
+    normalized, stripped, final = _one_after_the_other(raw, count)
+    steps = run_steps(raw, count)
+    assert (steps.normalized.text, steps.normalized.found) == (normalized.text, normalized.found)
+    assert (steps.stripped.text, steps.stripped.stripped) == (stripped.text, stripped.stripped)
+    assert steps.final == final
+    # The sources the text cites, in their final order; a text citing nothing cites none.
+    assert steps.cited == ([] if final.fallback else final.references)
+
+
+def test_a_text_citing_nothing_lists_every_source_and_cites_none() -> None:
+    steps = run_steps("No marker here, or one [9] naming no source.", 2)
+    assert (steps.final.text, steps.final.fallback, steps.final.references) == (
+        "No marker here, or one naming no source.",
+        True,
+        [1, 2],
+    )
+    assert steps.cited == []
+
+
 @PROPERTY
 @given(st.one_of(texts, with_dialects), source_counts)
 def test_trail_agrees_with_normalize_strip_and_finalize(raw: str, count: int) -> None:
-    normalized = normalize_markers(raw)
-    stripped = strip_out_of_range_markers(normalized.text, count)
-    final = finalize_citations(stripped.text, list(range(1, count + 1)))
+    normalized, stripped, final = _one_after_the_other(raw, count)
     trail = compute_trail(raw, count)
     assert trail.normalized == normalized.found
     assert (trail.final_text, trail.stripped, trail.fallback) == (

@@ -23,9 +23,12 @@ from tests.fixtures.providers import retrieved_source
         ("Ranges [1-3] too.", "Ranges too."),
         ("Code `a[1]` is no marker [2].", "Code `a[1]` is no marker."),
         ("A line [1]\n\nNext paragraph [2].", "A line\n\nNext paragraph."),
+        # A marker beginning a line goes with the blanks after it, as strip removes one.
+        ("[1] A claim.\n[2]\tNext.", "A claim.\nNext."),
+        ("Joined[1] words.", "Joined words."),
     ],
 )
-def test_marker_free_removes_every_citation_marker_and_the_space_before_it(text: str, expected: str) -> None:
+def test_marker_free_removes_every_citation_marker_with_its_blanks(text: str, expected: str) -> None:
     assert marker_free(text) == expected
 
 

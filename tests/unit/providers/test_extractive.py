@@ -508,6 +508,18 @@ async def test_brackets_holding_no_number_are_quoted_as_written() -> None:
     assert 'after "c = []; d = []", "c" and "d" are guaranteed' in answer
 
 
+async def test_brackets_in_code_and_where_the_grammar_reads_no_marker_are_quoted_as_written() -> None:
+    source = _written(
+        "Indexing",
+        "Indexing a list as `items[1]` returns its second item, and [2 - 4] of it is no marker.",
+    )
+
+    answer = await _answer("What does indexing a list return?", [source])
+
+    assert "`items[1]` returns its second item, and [2 - 4] of it is no marker [1]." in answer
+    assert _cited(answer) == {1}
+
+
 async def test_unbalanced_backticks_cannot_swallow_markers() -> None:
     source = _written(
         "Backticks", "The `with statement wraps a block in a context manager. Use `with` for files."
