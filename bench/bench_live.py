@@ -114,14 +114,14 @@ def publisher_cpu_ms(pieces: list[str], flush_every: int, display: bool, answers
             super().__init__(*args, **kwargs)
             self.count = 0
 
-        def _take(self, piece: str) -> None:
+        def _receive(self, piece: str) -> None:
             if display:
-                super()._take(piece)
+                super()._receive(piece)
             else:
                 self._pending.append(piece)
 
         async def add(self, piece: str) -> None:
-            self._take(piece)
+            self._receive(piece)
             self.count += 1
             if self.count % flush_every == 0:
                 await self._flush()
