@@ -12,6 +12,10 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 # is_code_block): a line indented 4 spaces or more is code only while the `code` rule is on, so
 # such a line can still close a fence or open a heading, quote or list (markdown-it/markdown-it
 # issue 936); without it the page showed as code what the server links (issue 30).
+# A second makes its backtick rule find a code span's closing run as markdown-it-py 4.3 does: the
+# last position of each run length is read from the whole text once, not recorded by whichever
+# scan ran first (a scan from inside a link label's lookahead left it short, so a later "``x``"
+# found no closer and showed as text what the server took for code).
 MARKDOWN_IT_VERSION := 14.1.0
 DOMPURIFY_VERSION := 3.5.0
 
@@ -69,6 +73,8 @@ vendor-js:
 	cp "$$tmp"/md/package/dist/markdown-it.min.js "$$tmp"/md/package/LICENSE answers/static/vendor/markdown-it/ && \
 	sed -i -e 's/\([A-Za-z]\)\.sCount\[\([A-Za-z]\)\]-\1\.blkIndent>=4/\1.isCodeBlock(\2)/g' \
 	  -e 's/\([A-Za-z_$$][A-Za-z0-9_$$]*\)\.prototype\.isEmpty=function/\1.prototype.isCodeBlock=function(t){return this.sCount[t]-this.blkIndent>=4\&\&this.md.block.ruler.__rules__.some(function(r){return"code"===r.name\&\&r.enabled})},\1.prototype.isEmpty=function/' \
+	  -e 's/if(t\.backticksScanned&&(t\.backticks\[o\]||0)<=n)/if(t.backticksScanned||(t.backticks=function(s){const m={};let p=0,a;for(;-1!==(a=s.indexOf("`",p));){for(p=a+1;p<s.length\&\&96===s.charCodeAt(p);)p++;m[p-a]=a}return m}(t.src),t.backticksScanned=!0),(t.backticks[o]||0)<=n)/' \
+	  -e 's/t\.backticks\[n\]=u}return t\.backticksScanned=!0,/}return t.backticksScanned=!0,/' \
 	  answers/static/vendor/markdown-it/markdown-it.min.js && \
 	cp "$$tmp"/dp/package/dist/purify.min.js "$$tmp"/dp/package/dist/purify.min.js.map \
 	   "$$tmp"/dp/package/LICENSE "$$tmp"/dp/package/LICENSE-MPL answers/static/vendor/dompurify/ && \

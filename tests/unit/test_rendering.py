@@ -108,9 +108,12 @@ def test_the_page_vendors_the_markdown_it_that_markdown_it_py_ports() -> None:
     assert ported[1] == pins["MARKDOWN_IT_VERSION"]
     for folder in ("markdown-it", "dompurify"):
         assert (root / "answers/static/vendor" / folder / "LICENSE").exists()
-    # The Makefile's one patch (markdown-it-py's is_code_block): every 4-space guard goes through it.
+    # The Makefile's two patches: markdown-it-py's is_code_block (every 4-space guard goes through
+    # it), and its backtick runs read from the whole text once (no scan records them any more).
     whole = (root / "answers/static/vendor/markdown-it/markdown-it.min.js").read_text()
     assert ".prototype.isCodeBlock=function" in whole
+    assert "t.backticks[n]=u" not in whole
+    assert "(t.backticks=function(s){" in whole
     assert (
         re.search(r"sCount\[\w\]-\w\.blkIndent>=4", whole.replace("this.sCount[t]-this.blkIndent>=4", ""))
         is None
