@@ -60,6 +60,8 @@ class _Rows(list[list[str]]):
 
 
 # The code each benchmark measures: its rows are stale once a commit after their run changed any of it.
+# The page's static files (answers/static) count only where a benchmark names them: the others
+# measure the server, which never runs them.
 CODE = {
     "citations": ["answers/citations", "bench/bench_citations.py"],
     "floods": ["answers/citations", "bench/bench_floods.py"],
@@ -70,7 +72,12 @@ CODE = {
     "streams": ["answers/sse", "answers/db.py", "project", "bench/bench_streams.py"],
     "concurrency": ["answers", "project", "bench/bench_concurrency.py"],
     "pipeline": ["answers", "bench/bench_pipeline.py", "bench/bench_concurrency.py"],
-    "markdown": ["answers/rendering.py", "answers/static/answers/markdown.js", "bench/bench_markdown.py"],
+    "markdown": [
+        "answers/rendering.py",
+        "answers/static/answers/markdown.js",
+        "answers/static/vendor/markdown-it",
+        "bench/bench_markdown.py",
+    ],
     "decline": ["answers", "bench/bench_decline.py"],
     "conversations": ["answers/conversations", "answers/pipeline", "bench/bench_conversations.py"],
     "hostile": ["answers", "project", "bench/bench_hostile.py"],
@@ -81,6 +88,8 @@ CODE = {
     "answers": ["answers/retrieval", "answers/providers/extractive.py", "bench/bench_answers.py"],
     "capacity": ["answers", "project", "bench/bench_capacity.py"],
 }
+
+STATIC = "answers/static"
 
 
 def _git(*args: str) -> str:
@@ -112,7 +121,10 @@ def measured(name: str) -> str:
     if not commit:
         return date or "-"
     base = commit.split("+", 1)[0]
-    later = _git("log", "--reverse", "--format=%h", f"{base}..HEAD", "--", *CODE.get(name, ["answers"]))
+    code = CODE.get(name, ["answers"])
+    if not any(path.startswith(STATIC) for path in code):
+        code = [*code, f":(exclude){STATIC}"]
+    later = _git("log", "--reverse", "--format=%h", f"{base}..HEAD", "--", *code)
     stale = f"; **stale** since `{later.split()[0]}`" if later else ""
     return f"{date}, `{commit}`{stale}"
 
