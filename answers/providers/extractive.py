@@ -15,7 +15,7 @@ from answers.citations import scan_markers
 from answers.citations.code import code_regions
 from answers.citations.strip import remove_markers
 from answers.providers.base import Generation
-from answers.providers.lists import Block, read_lists
+from answers.providers.lists import MAX_SENTENCE_WORDS, Block, read_lists
 from answers.providers.prompt import Prompt
 from answers.providers.quoting import (
     Quoted,
@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # the settings reach it as an argument: this module imports w
 MODEL = "extractive-v1"
 
 MIN_SENTENCE_WORDS = 5
-MAX_SENTENCE_WORDS = 70
 WORDS_PER_PIECE = 3
 
 NO_ANSWER = "The sources found do not answer this question directly; the closest matches are listed below."

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 # whether it is a numbered list's item, whether it is a list's item at all.
 Block = tuple[str, bool, bool]
 
-MAX_JOINED_WORDS = 70  # a sentence's length at most (extractive.MAX_SENTENCE_WORDS)
+MAX_SENTENCE_WORDS = 70  # a quoted sentence's length at most, joined or not (the answerer reads it from here)
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)]*$")
 
 
@@ -50,14 +50,14 @@ def glued(items: Sequence[str]) -> str:
 
 
 def _reads(text: str, is_prose: Callable[[str], bool]) -> bool:
-    return len(text.split()) <= MAX_JOINED_WORDS and is_prose(text)
+    return len(text.split()) <= MAX_SENTENCE_WORDS and is_prose(text)
 
 
 def read_lists(blocks: Sequence[Block], is_prose: Callable[[str], bool]) -> list[tuple[str, bool]]:
     """The blocks as (text, numbered item). An introduction ending in a colon and the list of
     fragments right after it (is_fragment, every item) become one block; else a list whose items
     are one sentence (one_sentence) becomes one block after its introduction. Each only when the
-    joined text is prose no longer than MAX_JOINED_WORDS; every other block stays as it is."""
+    joined text is prose no longer than MAX_SENTENCE_WORDS; every other block stays as it is."""
     out: list[tuple[str, bool]] = []
     i = 0
     while i < len(blocks):
